@@ -1,0 +1,27 @@
+import type { Operation } from '../src/registry/operation.js';
+import createApiKey from './api-keys/create.js';
+import listApiKeys from './api-keys/list.js';
+import revokeApiKey from './api-keys/revoke.js';
+import addMember from './members/add.js';
+import removeMember from './members/remove.js';
+import createTag from './tags/create.js';
+import getTag from './tags/get.js';
+import listTags from './tags/list.js';
+import listUsageEvents from './usage/events.js';
+import getUsage from './usage/summary.js';
+import getCurrentUser from './users/me.js';
+
+/** Every operation of the service. Adding one is adding its file and a line here; no surface changes. */
+export const operations: readonly Operation[] = [
+  getCurrentUser,
+  listTags,
+  getTag,
+  createTag,
+  getUsage,
+  listUsageEvents,
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+  addMember,
+  removeMember,
+];

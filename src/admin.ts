@@ -1,0 +1,107 @@
+/**
+ * `npm run admin -- <command>`: workspace administration from a shell, against the same database as the
+ * server (DATABASE_URL, or the embedded Postgres under DATA_DIR, whether or not a server is running). Each
+ * command but `bootstrap` runs a registry operation through the same pipeline as REST and MCP, acting as a
+ * member of the workspace (its owner unless --user is given), so internal operations are reachable here.
+ */
+import { parseArgs } from 'node:util';
+import { bootstrapWorkspace } from './bootstrap.js';
+import { loadConfig } from './config.js';
+import { openCore, type Core } from './core.js';
+import { createLogger } from './logger.js';
+
+const usage = `Usage: npm run admin -- <command> [options]
+
+  bootstrap [--plan NAME] [--no-subscription] [--workspace-name NAME] [--email EMAIL]
+      Create a workspace, its owner and an API key; prints { workspaceId, userId, apiKey }.
+  create-key --workspace ID [--user ID] [--name NAME] [--expires-at ISO8601]
+      Create an API key for a member (the owner unless --user); the key is printed once.
+  list-keys --workspace ID
+  revoke-key --workspace ID --key KEY_ID
+  create-tag --workspace ID --name NAME
+  add-member --workspace ID --email EMAIL [--name NAME]
+  remove-member --workspace ID --user USER_ID      (also revokes that member's keys)
+
+Every command prints JSON; --json is accepted for scripts that pass it.`;
+
+class CommandError extends Error {
+  constructor(readonly body: { code: string; message: string }) {
+    super(body.message);
+  }
+}
+
+type Options = Record<string, string | boolean | undefined>;
+
+/** Commands that are registry operations: which one, and its arguments from the options. */
+const operationCommands: Record<string, { operation: string; actor?: string; args: (options: Options) => Record<string, unknown> }> = {
+  'create-key': { operation: 'createApiKey', actor: 'user', args: (o) => ({ name: o.name, expiresAt: o['expires-at'] }) },
+  'list-keys': { operation: 'listApiKeys', args: () => ({ limit: 100 }) },
+  'revoke-key': { operation: 'revokeApiKey', args: (o) => ({ id: o.key }) },
+  'create-tag': { operation: 'createTag', args: (o) => ({ name: o.name }) },
+  'add-member': { operation: 'addMember', args: (o) => ({ email: o.email, name: o.name }) },
+  'remove-member': { operation: 'removeMember', args: (o) => ({ userId: o.user }) },
+};
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    json: { type: 'boolean' },
+    plan: { type: 'string' },
+    'no-subscription': { type: 'boolean' },
+    'workspace-name': { type: 'string' },
+    email: { type: 'string' },
+    workspace: { type: 'string' },
+    user: { type: 'string' },
+    name: { type: 'string' },
+    'expires-at': { type: 'string' },
+    key: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+const command = positionals[0];
+if (values.help || !command || (command !== 'bootstrap' && !operationCommands[command])) {
+  console.error(usage);
+  process.exit(values.help ? 0 : 2);
+}
+
+const config = loadConfig();
+const core = await openCore(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel));
+let exitCode = 0;
+try {
+  const result = command === 'bootstrap' ? await bootstrap(core, values) : await runOperation(core, command, values);
+  console.log(JSON.stringify(result));
+} catch (error) {
+  console.error(error instanceof CommandError ? JSON.stringify(error.body) : String(error));
+  exitCode = 1;
+} finally {
+  await core.close();
+}
+process.exit(exitCode);
+
+function bootstrap(core: Core, options: Options) {
+  return bootstrapWorkspace(core.db, {
+    plan: options.plan as string | undefined,
+    subscription: !options['no-subscription'],
+    workspaceName: options['workspace-name'] as string | undefined,
+    ownerEmail: options.email as string | undefined,
+  });
+}
+
+async function runOperation(core: Core, name: string, options: Options) {
+  const spec = operationCommands[name]!;
+  const workspaceId = options.workspace;
+  if (typeof workspaceId !== 'string') throw new CommandError({ code: 'VALIDATION_ERROR', message: '--workspace is required' });
+  const actor = spec.actor && typeof options[spec.actor] === 'string' ? (options[spec.actor] as string) : undefined;
+  const [member] = await core.db<{ userId: string }[]>`
+    SELECT user_id FROM memberships
+    WHERE organization_id::text = ${workspaceId} AND ${actor ? core.db`user_id::text = ${actor}` : core.db`role = 'owner'`}`;
+  if (!member) throw new CommandError({ code: 'NOT_FOUND', message: actor ? 'No such member of that workspace' : 'No such workspace' });
+  const outcome = await core.pipeline.run({
+    operation: core.operations.find((operation) => operation.id === spec.operation),
+    principal: { kind: 'admin', userId: member.userId, workspaceId },
+    surface: 'admin',
+    input: { kind: 'arguments', value: spec.args(options) },
+  });
+  if (!outcome.ok) throw new CommandError(outcome.body);
+  return outcome.body;
+}

@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs';
+import { operations } from '../operations/index.js';
+import type { Config } from './config.js';
+import { startEmbeddedPostgres } from './db/embedded.js';
+import { connect, type Database } from './db/index.js';
+import { migrate } from './db/migrate.js';
+import type { Logger } from './logger.js';
+import type { AppContext } from './registry/context.js';
+import { Pipeline } from './registry/pipeline.js';
+import { UsageRecorder } from './usage.js';
+
+export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+/** What every entry point (server, worker, admin command, MCP over stdio) shares, built once. */
+export interface Core {
+  app: AppContext;
+  db: Database;
+  databaseUrl: string;
+  operations: typeof operations;
+  pipeline: Pipeline;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to DATABASE_URL, or starts (or joins) the embedded Postgres under DATA_DIR, and applies the
+ * migrations. `close` flushes usage, disconnects, and stops an embedded Postgres this process started.
+ */
+export async function openCore(config: Config, logger: Logger): Promise<Core> {
+  const database = config.databaseUrl
+    ? { url: config.databaseUrl, stop: async () => {} }
+    : await startEmbeddedPostgres(config.dataDir, logger);
+  const db = connect(database.url, config.databasePoolSize);
+  try {
+    await migrate(db, logger);
+  } catch (error) {
+    await db.end({ timeout: 1 });
+    await database.stop();
+    throw error;
+  }
+  const app: AppContext = { config, db, logger };
+  const usage = new UsageRecorder(db, logger, config.usageFlushMs);
+  return {
+    app,
+    db,
+    databaseUrl: database.url,
+    operations,
+    pipeline: new Pipeline(app, usage),
+    async close() {
+      await usage.close();
+      await db.end({ timeout: 5 });
+      await database.stop();
+    },
+  };
+}

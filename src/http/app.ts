@@ -1,0 +1,128 @@
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { authenticateKey } from '../auth.js';
+import type { Sql } from '../db/index.js';
+import type { Logger } from '../logger.js';
+import type { Principal } from '../registry/context.js';
+import { NOT_FOUND_MESSAGE, statusOf, type ErrorCode } from '../registry/errors.js';
+import type { Operation } from '../registry/operation.js';
+import type { Outcome, Pipeline } from '../registry/pipeline.js';
+
+export interface HttpDependencies {
+  db: Sql;
+  logger: Logger;
+  operations: readonly Operation[];
+  pipeline: Pipeline;
+  /** The OpenAPI document, serialized once. */
+  openApiJson: string;
+  /** POST /mcp, from src/mcp. */
+  mcp: RequestHandler;
+}
+
+const BODY_LIMIT = '1mb';
+
+/**
+ * REST under /api/v1 and MCP at /mcp, both generated from the registry. Order matters: authentication comes
+ * before body parsing and routing, so a caller without a valid key learns nothing about what exists.
+ */
+export function createHttpApp({ db, logger, operations, pipeline, openApiJson, mcp }: HttpDependencies) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  const authenticate: RequestHandler = async (req, res, next) => {
+    const principal = await authenticateKey(db, req.header('x-api-key'));
+    if (!principal) return void sendError(res, 'UNAUTHORIZED', 'A valid API key is required in the x-api-key header');
+    res.locals.principal = principal;
+    next();
+  };
+  const readJson = express.json({ limit: BODY_LIMIT, strict: false });
+
+  app.get('/api/v1/openapi.json', (_req, res) => {
+    res.type('application/json').send(openApiJson);
+  });
+
+  const api = express.Router();
+  api.use(authenticate, requireJsonBody, readJson);
+  for (const operation of routeOrder(operations)) {
+    const route = operation.path.replace(/\{(\w+)\}/g, ':$1');
+    api[operation.method.toLowerCase() as 'get'](route, async (req: Request, res: Response) => {
+      send(res, await pipeline.run({
+        operation,
+        principal: res.locals.principal as Principal,
+        surface: 'api',
+        input: { kind: 'parts', path: req.params, query: req.query, body: req.body },
+      }));
+    });
+  }
+  api.use(async (_req: Request, res: Response) => {
+    send(res, await pipeline.run({ operation: undefined, principal: res.locals.principal as Principal, surface: 'api', input: { kind: 'arguments', value: {} } }));
+  });
+  // Body-parser failures of key-holding callers, answered (and counted) as the pipeline answers everything else.
+  api.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const refusal = bodyRefusal(error);
+    if (!refusal || !res.locals.principal) return next(error);
+    send(res, pipeline.refuse(res.locals.principal as Principal, 'api', refusal.code, refusal.message));
+  });
+  app.use('/api/v1', api);
+
+  app.post('/mcp', authenticate, requireJsonBody, readJson, mcp);
+  app.all('/mcp', (_req, res) => {
+    res.set('allow', 'POST').status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this stateless server takes POST only' }, id: null });
+  });
+
+  app.use((_req: Request, res: Response) => sendError(res, 'NOT_FOUND', NOT_FOUND_MESSAGE));
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const refusal = bodyRefusal(error);
+    if (refusal && req.path === '/mcp') return void res.status(statusOf(refusal.code)).json({ jsonrpc: '2.0', error: { code: -32700, message: refusal.message }, id: null });
+    if (refusal) return sendError(res, refusal.code, refusal.message);
+    logger.error('request failed', { method: req.method, path: req.path, error });
+    if (res.headersSent) return void res.end();
+    sendError(res, 'INTERNAL', 'Something went wrong on our side; it has been logged.');
+  });
+  return app;
+}
+
+function send(res: Response, outcome: Outcome) {
+  res.status(outcome.status).json(outcome.body);
+}
+
+function sendError(res: Response, code: ErrorCode, message: string) {
+  res.status(statusOf(code)).json({ code, message });
+}
+
+class BodyRefusal extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A request that carries a body must say it is JSON; checked for every path alike, so it reveals no route. */
+function requireJsonBody(req: Request, _res: Response, next: NextFunction) {
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  next(hasBody && !req.is('application/json') ? new BodyRefusal('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json') : undefined);
+}
+
+/** The refusal for a body that could not be read, from our check or from Express's JSON parser. */
+function bodyRefusal(error: unknown): BodyRefusal | undefined {
+  if (error instanceof BodyRefusal) return error;
+  switch ((error as { type?: string } | undefined)?.type) {
+    case 'entity.parse.failed':
+      return new BodyRefusal('INVALID_JSON', 'The request body is not valid JSON');
+    case 'entity.too.large':
+      return new BodyRefusal('PAYLOAD_TOO_LARGE', `The request body is larger than ${BODY_LIMIT}`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new BodyRefusal('UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 JSON');
+    default:
+      return undefined;
+  }
+}
+
+/** Literal path segments before parameters, so `/tags/{id}` can never shadow a later `/tags/search`. */
+function routeOrder(operations: readonly Operation[]): Operation[] {
+  const rank = (path: string) => path.split('/').map((segment) => (segment.startsWith('{') ? '1' : '0')).join('');
+  return [...operations].sort((a, b) => rank(a.path).localeCompare(rank(b.path)));
+}

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
+import { errorCatalogue, type ErrorCode } from '../registry/errors.js';
+import type { Operation } from '../registry/operation.js';
+
+/**
+ * The codes any call of `operation` can answer: its own, plus the pipeline's (authentication, input that is
+ * unreadable or invalid, an unexpected failure). Both the OpenAPI document and the tool descriptions use it.
+ */
+export function declaredErrors(operation: Operation): ErrorCode[] {
+  const codes = new Set<ErrorCode>(['UNAUTHORIZED', ...operation.errors, 'INTERNAL']);
+  const { path, query, body } = operation.input;
+  if (path || query || body) codes.add('VALIDATION_ERROR');
+  if (body) for (const code of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
+  return [...codes];
+}
+
+/** The OpenAPI 3.1 document of the public operations, generated once from the registry. */
+export function openApiDocument(operations: readonly Operation[], version: string) {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const operation of operations.filter((op) => op.visibility === 'public')) {
+    const item = (paths[operation.path] ??= {});
+    item[operation.method.toLowerCase() as 'get'] = describeOperation(operation);
+  }
+  return createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Postwise API',
+      version,
+      description:
+        'Create posts, attach media, and publish or schedule them to connected channels. Every operation here is also an MCP tool ' +
+        'of the same name at POST /mcp. Errors are `{ code, message }`; branch on `code`.',
+    },
+    servers: [{ url: '/api/v1' }],
+    security: [{ apiKey: [] }],
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A workspace API key (`pw_...`).' },
+      },
+    },
+    paths,
+  });
+}
+
+function describeOperation(operation: Operation): ZodOpenApiOperationObject {
+  const { path, query, body } = operation.input;
+  return {
+    operationId: operation.id,
+    summary: operation.summary,
+    ...(operation.description && { description: operation.description }),
+    tags: [operation.path.split('/')[1]!],
+    ...((path || query) && { requestParams: { ...(path && { path }), ...(query && { query }) } }),
+    ...(body && { requestBody: { required: true, content: { 'application/json': { schema: body } } } }),
+    responses: {
+      [operation.status]: {
+        description: operation.status === 201 ? 'Created' : 'OK',
+        content: { 'application/json': { schema: operation.output } },
+      },
+      ...errorResponses(declaredErrors(operation)),
+    },
+  };
+}
+
+/** One response per status, its body's `code` limited to the codes that status carries for this operation. */
+function errorResponses(codes: ErrorCode[]) {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const status = errorCatalogue[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, statusCodes]) => [
+      String(status),
+      {
+        description: statusCodes.map((code) => `\`${code}\`: ${errorCatalogue[code].description}`).join(' '),
+        content: {
+          'application/json': {
+            schema: z.object({ code: z.enum(statusCodes as [ErrorCode, ...ErrorCode[]]), message: z.string() }),
+          },
+        },
+      },
+    ]),
+  );
+}

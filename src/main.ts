@@ -1,0 +1,56 @@
+/**
+ * The composition root. `npm start` runs the API, MCP and the worker in one process; `npm run api` (--api)
+ * and `npm run worker` (--worker) run them apart, against the same DATABASE_URL.
+ */
+import { bootstrapIfEmpty } from './bootstrap.js';
+import { loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { startService } from './service.js';
+
+const args = new Set(process.argv.slice(2));
+const roles = args.has('--api') || args.has('--worker') ? { api: args.has('--api'), worker: args.has('--worker') } : { api: true, worker: true };
+const config = loadConfig();
+const logger = createLogger(config.logLevel);
+
+const service = await startService(config, logger, roles).catch((error: unknown) => {
+  logger.error('could not start', { error });
+  process.exit(1);
+});
+
+if (service.url) {
+  const firstStart = await bootstrapIfEmpty(service.core.db);
+  const lines = [
+    `Postwise ${roles.worker ? 'API, MCP and worker' : 'API and MCP'} running`,
+    `  base URL   ${service.url}/api/v1`,
+    `  OpenAPI    ${service.url}/api/v1/openapi.json`,
+    `  MCP        ${service.url}/mcp`,
+  ];
+  if (firstStart) {
+    lines.push(
+      '',
+      'First start: a workspace was created. Its API key is shown this once and stored only as a hash:',
+      `  workspaceId  ${firstStart.workspaceId}`,
+      `  userId       ${firstStart.userId}`,
+      `  apiKey       ${firstStart.apiKey}`,
+    );
+  }
+  console.log(lines.join('\n'));
+} else {
+  console.log('Postwise worker running');
+}
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info('shutting down', { signal });
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error('shutdown failed', { error });
+        process.exit(1);
+      },
+    );
+  });
+}

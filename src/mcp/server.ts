@@ -1,0 +1,82 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { declaredErrors } from '../http/openapi.js';
+import type { Principal } from '../registry/context.js';
+import type { Operation } from '../registry/operation.js';
+import type { Pipeline } from '../registry/pipeline.js';
+
+export const SERVER_INFO = { name: 'postwise', version: '0.1.0' };
+
+/** What a tool call needs to know of the transport that brought it: who calls. Null answers UNAUTHORIZED. */
+export type PrincipalOf = (authInfo: { extra?: Record<string, unknown> } | undefined) => Promise<Principal | null>;
+
+/**
+ * The public operations as MCP tools, built once: names, descriptions, JSON Schemas and annotations are
+ * computed here at start, never per request.
+ */
+export function toolsOf(operations: readonly Operation[]): Tool[] {
+  return operations
+    .filter((operation) => operation.visibility === 'public')
+    .map((operation) => ({
+      name: operation.id,
+      title: operation.summary,
+      description: [operation.summary, operation.description, `Error codes: ${declaredErrors(operation).join(', ')}.`]
+        .filter(Boolean)
+        .join('\n\n'),
+      inputSchema: rootObject(z.toJSONSchema(operation.arguments, { io: 'input' })) as Tool['inputSchema'],
+      outputSchema: rootObject(z.toJSONSchema(wrapped(operation.output), { io: 'output' })) as Tool['outputSchema'],
+      annotations: {
+        readOnlyHint: operation.method === 'GET',
+        destructiveHint: operation.method === 'DELETE' || operation.method === 'PUT',
+        idempotentHint: operation.method !== 'POST' && operation.method !== 'PATCH',
+        openWorldHint: false,
+      },
+    }));
+}
+
+/**
+ * One long-lived MCP server for the process. Every call goes through the same pipeline as REST, so a tool's
+ * answer is the REST body: as `structuredContent` and as JSON text, or, for an error, the same
+ * `{ code, message }` with `isError: true`.
+ */
+export function createMcpServer(operations: readonly Operation[], pipeline: Pipeline, principalOf: PrincipalOf): Server {
+  const tools = toolsOf(operations);
+  const byName = new Map(operations.map((operation) => [operation.id, operation]));
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const principal = await principalOf(extra.authInfo);
+    if (!principal) return errorResult({ code: 'UNAUTHORIZED', message: 'A valid API key is required' });
+    const operation = byName.get(request.params.name);
+    const outcome = await pipeline.run({
+      operation,
+      principal,
+      surface: 'mcp',
+      input: { kind: 'arguments', value: request.params.arguments ?? {} },
+    });
+    if (!outcome.ok) return errorResult(outcome.body);
+    const structured = Array.isArray(outcome.body) ? { items: outcome.body } : (outcome.body as Record<string, unknown>);
+    return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  });
+  return server;
+}
+
+function errorResult(body: { code: string; message: string }): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
+}
+
+/** MCP wants an object at the root of `outputSchema`: an array output is given as `{ items }`. */
+function wrapped(output: z.ZodType): z.ZodType {
+  return output instanceof z.ZodArray ? z.object({ items: output }) : output;
+}
+
+/** A root that is only a `$ref` to a named schema (a resource with an id) is inlined, so `type: object` is at the root. */
+function rootObject(schema: Record<string, unknown>): Record<string, unknown> {
+  const ref = typeof schema.$ref === 'string' ? /^#\/\$defs\/(.+)$/.exec(schema.$ref)?.[1] : undefined;
+  if (!ref) return schema;
+  const { [ref]: root, ...defs } = schema.$defs as Record<string, Record<string, unknown>>;
+  const { $ref: _ref, $defs: _defs, ...rest } = schema;
+  return { ...rest, ...root, ...(Object.keys(defs).length && { $defs: defs }) };
+}

@@ -1,0 +1,26 @@
+import type { Config } from '../config.js';
+import type { Database } from '../db/index.js';
+import type { Logger } from '../logger.js';
+import type { ErrorCode } from './errors.js';
+
+/** Who is calling. Visibility decides what an API key reaches; later principals (sessions) are added here. */
+export type Principal =
+  | { kind: 'apiKey'; keyId: string; userId: string; workspaceId: string }
+  /** The admin command, acting for a user inside one workspace; reaches internal operations. */
+  | { kind: 'admin'; userId: string; workspaceId: string };
+
+/** Built once in src/main.ts and shared by every surface. */
+export interface AppContext {
+  config: Config;
+  db: Database;
+  logger: Logger;
+}
+
+/** What a handler receives besides its input: the app's parts, who calls, and `fail` for declared errors. */
+export interface HandlerContext<E extends ErrorCode> {
+  db: Database;
+  logger: Logger;
+  auth: { userId: string; workspaceId: string; principal: Principal };
+  /** Ends the call with one of the operation's declared error codes. */
+  fail(code: E, message: string): never;
+}

@@ -1,0 +1,37 @@
+/**
+ * Every error code the service answers, each with its one HTTP status. An operation declares the codes its
+ * handler may raise; the pipeline adds the ones every call can meet (see `pipelineErrors`).
+ */
+export const errorCatalogue = {
+  VALIDATION_ERROR: { status: 400, description: 'The input breaks a rule; the message names the field and the rule.' },
+  INVALID_JSON: { status: 400, description: 'The request body is not valid JSON.' },
+  UNAUTHORIZED: { status: 401, description: 'The x-api-key header is missing, malformed, unknown, expired or revoked.' },
+  NOT_FOUND: { status: 404, description: 'No such resource in this workspace.' },
+  CONFLICT: { status: 409, description: 'The request conflicts with the current state of the resource.' },
+  PAYLOAD_TOO_LARGE: { status: 413, description: 'The request body is larger than the service accepts.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The request body is not application/json.' },
+  INTERNAL: { status: 500, description: 'An unexpected failure; nothing about it is revealed, and it is logged.' },
+} as const satisfies Record<string, { status: number; description: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+}
+
+/** The one text for every 404 that must not reveal whether something exists. */
+export const NOT_FOUND_MESSAGE = 'Not found';
+
+/** Raised by a handler (through `ctx.fail`) or by the pipeline; anything else thrown becomes INTERNAL. */
+export class OperationError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'OperationError';
+  }
+}
+
+export const statusOf = (code: ErrorCode): number => errorCatalogue[code].status;

@@ -1,0 +1,126 @@
+import type { z } from 'zod';
+import type { UsageRecorder, Surface } from '../usage.js';
+import type { AppContext, Principal } from './context.js';
+import { NOT_FOUND_MESSAGE, OperationError, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
+import type { Operation } from './operation.js';
+
+/** A call's raw input: REST hands over its parts separately, MCP one object of arguments. */
+export type RawInput =
+  | { kind: 'parts'; path: unknown; query: unknown; body: unknown }
+  | { kind: 'arguments'; value: unknown };
+
+export interface Call {
+  /** Undefined when nothing matched: an unknown path or tool. */
+  operation: Operation | undefined;
+  principal: Principal;
+  surface: Surface | 'admin';
+  input: RawInput;
+}
+
+export type Outcome = { ok: true; status: number; body: unknown } | { ok: false; status: number; body: ErrorBody };
+
+/**
+ * The one path every call takes, whatever surface it came in by: visibility, validation, handler, output
+ * check, error mapping and usage accounting. Authentication happens before (it decides the principal), so
+ * that a call without a valid key learns nothing, not even whether the path exists.
+ */
+export class Pipeline {
+  constructor(
+    private readonly app: AppContext,
+    private readonly usage: UsageRecorder,
+  ) {}
+
+  async run(call: Call): Promise<Outcome> {
+    const outcome = await this.execute(call);
+    this.account(call.principal, call.surface, call.operation, outcome.status);
+    return outcome;
+  }
+
+  /** Answers a call refused before it reached an operation (an unreadable body), and counts it. */
+  refuse(principal: Principal, surface: Surface, code: ErrorCode, message: string): Outcome {
+    const outcome = failure(code, message);
+    this.account(principal, surface, undefined, outcome.status);
+    return outcome;
+  }
+
+  private async execute({ operation, principal, input }: Call): Promise<Outcome> {
+    // An internal operation is, to a key, indistinguishable from one that does not exist.
+    if (!operation || (principal.kind === 'apiKey' && operation.visibility !== 'public')) {
+      return failure('NOT_FOUND', NOT_FOUND_MESSAGE);
+    }
+    const parsed = parseInput(operation, input);
+    if (!parsed.ok) return failure('VALIDATION_ERROR', parsed.message);
+
+    let result: unknown;
+    try {
+      result = await operation.handler(parsed.value, {
+        db: this.app.db,
+        logger: this.app.logger,
+        auth: { userId: principal.userId, workspaceId: principal.workspaceId, principal },
+        fail: (code, message) => {
+          throw new OperationError(code, message);
+        },
+      });
+    } catch (error) {
+      if (error instanceof OperationError && operation.errors.includes(error.code)) return failure(error.code, error.message);
+      return this.internal(operation, error);
+    }
+    // The output schema is an allow-list: only declared fields leave, and a handler bug cannot leak a column.
+    const output = operation.output.safeParse(result);
+    if (!output.success) return this.internal(operation, new Error(`output does not match its schema: ${describe(output.error)}`));
+    return { ok: true, status: operation.status, body: output.data };
+  }
+
+  private internal(operation: Operation, error: unknown): Outcome {
+    this.app.logger.error('operation failed', { operation: operation.id, error });
+    return failure('INTERNAL', 'Something went wrong on our side; it has been logged.');
+  }
+
+  private account(principal: Principal, surface: Surface | 'admin', operation: Operation | undefined, status: number) {
+    if (principal.kind !== 'apiKey' || surface === 'admin') return;
+    this.usage.record({
+      organizationId: principal.workspaceId,
+      apiKeyId: principal.keyId,
+      surface,
+      operation: operation?.visibility === 'public' ? operation.id : null,
+      status,
+      createdAt: new Date(),
+    });
+  }
+}
+
+function failure(code: ErrorCode, message: string): Outcome {
+  return { ok: false, status: statusOf(code), body: { code, message } };
+}
+
+type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+
+function parseInput(operation: Operation, input: RawInput): Parsed {
+  if (input.kind === 'arguments') return validate(operation.arguments, input.value ?? {}, '');
+  const value: Record<string, unknown> = {};
+  for (const part of ['path', 'query', 'body'] as const) {
+    const schema = operation.input[part];
+    if (!schema) continue;
+    const parsed = validate(schema, input[part] ?? {}, `${part}.`);
+    if (!parsed.ok) return parsed;
+    Object.assign(value, parsed.value);
+  }
+  return { ok: true, value };
+}
+
+function validate(schema: z.ZodType, raw: unknown, where: string): Parsed {
+  const parsed = schema.safeParse(raw);
+  return parsed.success
+    ? { ok: true, value: parsed.data as Record<string, unknown> }
+    : { ok: false, message: describe(parsed.error, where) };
+}
+
+/** "body.name: Too small: expected string to have >=1 characters; query.limit: ..." */
+function describe(error: z.ZodError, where = ''): string {
+  return error.issues
+    .map((issue) => {
+      const field = `${where}${issue.path.join('.')}`.replace(/\.$/, '');
+      return field ? `${field}: ${issue.message}` : issue.message;
+    })
+    .join('; ');
+}

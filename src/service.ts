@@ -1,0 +1,74 @@
+import type { Server } from 'node:http';
+import type { Runner } from 'graphile-worker';
+import { openCore, VERSION, type Core } from './core.js';
+import type { Config } from './config.js';
+import { createHttpApp } from './http/app.js';
+import { openApiDocument } from './http/openapi.js';
+import type { Logger } from './logger.js';
+import { connectMcpOverHttp } from './mcp/http.js';
+import { createMcpServer } from './mcp/server.js';
+import type { Principal } from './registry/context.js';
+import { startWorker } from './worker/index.js';
+
+export interface Service {
+  core: Core;
+  /** The base URL, when this process serves HTTP. */
+  url: string | undefined;
+  /** Stops accepting, lets in-flight requests and jobs finish, then closes the database (and an embedded one). */
+  stop(): Promise<void>;
+}
+
+/** How long shutdown waits for in-flight requests before it closes their connections. */
+const DRAIN_MS = 10_000;
+
+export async function startService(config: Config, logger: Logger, roles: { api: boolean; worker: boolean }): Promise<Service> {
+  const core = await openCore(config, logger);
+  let server: Server | undefined;
+  let runner: Runner | undefined;
+  try {
+    if (roles.api) server = await serveHttp(core, config);
+    if (roles.worker) runner = await startWorker(core.databaseUrl, config.workerConcurrency, logger);
+  } catch (error) {
+    await closeServer(server);
+    await core.close();
+    throw error;
+  }
+  const address = server?.address();
+  return {
+    core,
+    url: address && typeof address === 'object' ? `http://${config.host}:${address.port}` : undefined,
+    async stop() {
+      await closeServer(server);
+      await runner?.stop();
+      await core.close();
+    },
+  };
+}
+
+async function serveHttp(core: Core, config: Config): Promise<Server> {
+  // The MCP server and the OpenAPI document are built once here, never per request.
+  const mcpServer = createMcpServer(core.operations, core.pipeline, async (authInfo) => (authInfo?.extra?.principal as Principal | undefined) ?? null);
+  const app = createHttpApp({
+    db: core.db,
+    logger: core.app.logger,
+    operations: core.operations,
+    pipeline: core.pipeline,
+    openApiJson: JSON.stringify(openApiDocument(core.operations, VERSION)),
+    mcp: await connectMcpOverHttp(mcpServer),
+  });
+  return new Promise((resolve, reject) => {
+    const server = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(server)));
+  });
+}
+
+function closeServer(server: Server | undefined): Promise<void> {
+  if (!server?.listening) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS).unref();
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}

@@ -1,0 +1,60 @@
+import type { Database } from './db/index.js';
+import type { Logger } from './logger.js';
+
+export type Surface = 'api' | 'mcp';
+
+export interface UsageEvent {
+  organizationId: string;
+  apiKeyId: string;
+  surface: Surface;
+  /** The public operation called, or null when the call reached none (unknown path, unreadable body). */
+  operation: string | null;
+  status: number;
+  createdAt: Date;
+}
+
+/**
+ * Records every key-authenticated call without a database round trip on the call's own path: events are
+ * buffered in memory and written in one multi-row INSERT every `flushMs`, or sooner when the buffer fills.
+ * A crash loses at most the last interval's events.
+ */
+export class UsageRecorder {
+  private buffer: UsageEvent[] = [];
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly db: Database,
+    private readonly logger: Logger,
+    flushMs: number,
+    private readonly maxBuffered = 1000,
+  ) {
+    this.timer = setInterval(() => void this.flush(), flushMs);
+    this.timer.unref();
+  }
+
+  record(event: UsageEvent): void {
+    this.buffer.push(event);
+    if (this.buffer.length >= this.maxBuffered) void this.flush();
+  }
+
+  /** Writes what is buffered; flushes run one after another so events keep their order. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      if (this.buffer.length === 0) return;
+      const events = this.buffer;
+      this.buffer = [];
+      try {
+        await this.db`INSERT INTO usage_events ${this.db(events)}`;
+      } catch (error) {
+        this.logger.error('usage events could not be written; they are dropped', { count: events.length, error });
+      }
+    });
+    return this.flushing;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}
