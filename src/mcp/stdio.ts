@@ -1,0 +1,37 @@
+/**
+ * `npm run mcp:stdio`: the same tools over stdio, for MCP clients that launch their servers as processes.
+ * The key comes from POSTWISE_API_KEY and is checked on every call, so a revocation counts at once.
+ * The database is DATABASE_URL, or the embedded Postgres under DATA_DIR (joined when a server runs it).
+ * Only MCP messages go to stdout; logs go to stderr.
+ */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { authenticateKey } from '../auth.js';
+import { loadConfig } from '../config.js';
+import { openCore } from '../core.js';
+import { createLogger } from '../logger.js';
+import { createMcpServer } from './server.js';
+
+const apiKey = process.env.POSTWISE_API_KEY;
+if (!apiKey) {
+  console.error('Set POSTWISE_API_KEY to an API key of the workspace (npm run admin -- create-key ...).');
+  process.exit(2);
+}
+
+const config = loadConfig();
+const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+const core = await openCore(config, logger);
+const server = createMcpServer(core.operations, core.pipeline, () => authenticateKey(core.db, apiKey));
+const transport = new StdioServerTransport();
+
+let closing = false;
+const shutdown = async () => {
+  if (closing) return;
+  closing = true;
+  await server.close();
+  await core.close();
+  process.exit(0);
+};
+transport.onclose = () => void shutdown();
+process.stdin.on('end', () => void shutdown());
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void shutdown());
+await server.connect(transport);

@@ -1,0 +1,157 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, freshDatabase } from './support/service.js';
+
+/** The commands of the README, run as a new user runs them: `npm start`, `npm run admin`, and SIGTERM. */
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function run(args: string[], env: Record<string, string>): Running {
+  let output = '';
+  const child = spawn('npm', args, { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function waitFor(running: Running, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
+  const started = Date.now();
+  for (;;) {
+    const match = running.output().match(pattern);
+    if (match) return match;
+    if (Date.now() - started > timeoutMs || running.child.exitCode !== null) throw new Error(`no ${pattern} in:\n${running.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function admin(args: string[], env: Record<string, string>) {
+  const done = run(['run', '--silent', 'admin', '--', ...args], env);
+  const code = await done.exited;
+  const lines = done.output().trim().split('\n');
+  return { code, json: JSON.parse(lines.at(-1)!) };
+}
+
+/** SIGTERM to the whole process group, as a terminal or a supervisor sends it; true once every process of it is gone. */
+const stop = async (running: Running) => {
+  process.kill(-running.child.pid!, 'SIGTERM');
+  await running.exited;
+  for (let waited = 0; waited < 15_000; waited += 100) {
+    if (!alive(-running.child.pid!)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+};
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('npm start with no configuration', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let base: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'postwise-e2e-'));
+    const port = await freePort();
+    env = { DATA_DIR: join(dir, 'data'), PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: '' };
+    base = `http://127.0.0.1:${port}`;
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('starts an embedded Postgres, prints a first key once, serves it, works with the admin command, and stops on SIGTERM', async () => {
+    const first = run(['start'], env);
+    const [, apiKey] = await waitFor(first, /apiKey\s+(pw_\S+)/);
+    expect(first.output()).toContain(`${base}/api/v1/openapi.json`);
+    expect(first.output()).toContain(`${base}/mcp`);
+    const me = await call(`${base}/api/v1/users/me`, { key: apiKey });
+    expect(me.status).toBe(200);
+
+    // The admin command joins the running server's embedded Postgres.
+    const boot = await admin(['bootstrap', '--json', '--plan', 'pro', '--no-subscription'], env);
+    expect(boot.code).toBe(0);
+    expect(boot.json).toEqual({ workspaceId: expect.any(String), userId: expect.any(String), apiKey: expect.stringMatching(/^pw_/) });
+    expect((await call(`${base}/api/v1/users/me`, { key: boot.json.apiKey })).json.id).toBe(boot.json.userId);
+
+    const clusterDir = join(env.DATA_DIR!, 'postgres');
+    const [pid, , , port] = (await readFile(join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n');
+    const credentials = JSON.parse(await readFile(join(env.DATA_DIR!, 'postgres-credentials.json'), 'utf8'));
+    const db = postgres({ host: '127.0.0.1', port: Number(port), user: credentials.user, password: credentials.password, database: 'postgres', max: 1 });
+    const [workspace] = await db`SELECT plan, subscription_status FROM organizations WHERE id = ${boot.json.workspaceId}`;
+    await db.end();
+    expect(workspace).toEqual({ plan: 'pro', subscription_status: 'none' });
+
+    const key = await admin(['create-key', '--workspace', boot.json.workspaceId, '--name', 'ci'], env);
+    expect(key.json.key).toMatch(/^pw_/);
+    expect((await call(`${base}/api/v1/users/me`, { key: key.json.key })).status).toBe(200);
+    expect((await admin(['revoke-key', '--workspace', boot.json.workspaceId, '--key', key.json.id], env)).json).toEqual({ success: true });
+    expect((await call(`${base}/api/v1/users/me`, { key: key.json.key })).status).toBe(401);
+    const tag = await admin(['create-tag', '--workspace', boot.json.workspaceId, '--name', 'From the shell'], env);
+    expect((await call(`${base}/api/v1/tags/${tag.json.id}`, { key: boot.json.apiKey })).json.slug).toBe('from-the-shell');
+    const refused = await admin(['remove-member', '--workspace', boot.json.workspaceId, '--user', boot.json.userId], env);
+    expect(refused.code).toBe(1);
+    expect(refused.json.code).toBe('CONFLICT');
+
+    expect(await stop(first)).toBe(true);
+    expect(first.output()).not.toContain('"level":"error"');
+    expect(alive(Number(pid))).toBe(false);
+
+    // A second start keeps the data and creates no second workspace.
+    const second = run(['start'], env);
+    await waitFor(second, /MCP\s+http/);
+    expect(second.output()).not.toContain('apiKey');
+    expect((await call(`${base}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+    expect(await stop(second)).toBe(true);
+    expect(second.output()).not.toContain('"level":"error"');
+  });
+});
+
+describe('npm run api and npm run worker, apart, on DATABASE_URL', () => {
+  it('serve and work on the same database, each stopping on SIGTERM', async () => {
+    const databaseUrl = await freshDatabase();
+    const port = await freePort();
+    const env = { DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: '/nonexistent-on-purpose' };
+    const worker = run(['run', 'worker'], env);
+    const api = run(['run', 'api'], env);
+    await waitFor(worker, /worker running/);
+    const [, apiKey] = await waitFor(api, /apiKey\s+(pw_\S+)/);
+    expect(api.output()).not.toContain('worker');
+    expect((await call(`http://127.0.0.1:${port}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+
+    const db = postgres(databaseUrl, { max: 1 });
+    const [schema] = await db`SELECT count(*)::int AS n FROM information_schema.schemata WHERE schema_name = 'graphile_worker'`;
+    const [migrations] = await db`SELECT count(*)::int AS n FROM schema_migrations`;
+    await db.end();
+    expect(schema!.n).toBe(1);
+    expect(migrations!.n).toBeGreaterThanOrEqual(1);
+
+    expect(await stop(api)).toBe(true);
+    expect(api.output()).not.toContain('"level":"error"');
+    expect(await stop(worker)).toBe(true);
+    expect(worker.output()).not.toContain('"level":"error"');
+  });
+});

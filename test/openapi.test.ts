@@ -1,0 +1,79 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestService, type TestService } from './support/service.js';
+
+let service: TestService;
+let doc: any;
+
+beforeAll(async () => {
+  service = await startTestService();
+  const answer = await call(`${service.api}/openapi.json`);
+  expect(answer.status).toBe(200);
+  expect(answer.headers.get('content-type')).toMatch(/application\/json/);
+  doc = answer.json;
+});
+afterAll(() => service?.stop());
+
+/** The contract's key-reachable paths that exist so far. */
+const publicOperations: [string, string][] = [
+  ['get', '/users/me'],
+  ['get', '/tags'],
+  ['get', '/tags/{id}'],
+  ['get', '/usage'],
+  ['get', '/usage/events'],
+];
+
+const operation = (method: string, path: string) => doc.paths[path]?.[method];
+const parameter = (method: string, path: string, name: string) =>
+  operation(method, path).parameters.find((p: { name: string }) => p.name === name);
+
+describe('GET /api/v1/openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(doc.servers).toEqual([{ url: '/api/v1' }]);
+  });
+
+  it('lists exactly the public operations, without needing a key', () => {
+    const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item as object).map((method) => [method, path]));
+    expect(listed.sort()).toEqual([...publicOperations].sort());
+  });
+
+  it('declares the x-api-key scheme and requires it everywhere', () => {
+    expect(doc.components.securitySchemes.apiKey).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }));
+    expect(doc.security).toEqual([{ apiKey: [] }]);
+  });
+
+  it('gives each operation its declared errors under their statuses, with the { code, message } body', () => {
+    for (const [method, path] of publicOperations) {
+      const responses = operation(method, path).responses;
+      expect(responses['401'].content['application/json'].schema.properties.code.enum).toEqual(['UNAUTHORIZED']);
+      expect(responses['500'].content['application/json'].schema.required).toEqual(['code', 'message']);
+    }
+    expect(operation('get', '/tags/{id}').responses['404'].content['application/json'].schema.properties.code.enum).toEqual(['NOT_FOUND']);
+    expect(operation('get', '/tags/{id}').responses['400'].content['application/json'].schema.properties.code.enum).toEqual(['VALIDATION_ERROR']);
+    expect(operation('get', '/users/me').responses['404']).toBeUndefined();
+  });
+
+  it('carries the contract bounds and defaults of parameters', () => {
+    expect(parameter('get', '/usage', 'days').schema).toEqual(expect.objectContaining({ type: 'integer', minimum: 1, maximum: 90, default: 30 }));
+    expect(parameter('get', '/tags/{id}', 'id')).toEqual(expect.objectContaining({ in: 'path', required: true }));
+    expect(parameter('get', '/tags/{id}', 'id').schema.format).toBe('uuid');
+    expect(parameter('get', '/usage/events', 'limit').schema).toEqual(expect.objectContaining({ minimum: 1, maximum: 100 }));
+    expect(parameter('get', '/usage/events', 'cursor').schema.type).toBe('integer');
+  });
+
+  it('describes the success bodies of the contract', () => {
+    const usage = operation('get', '/usage').responses['200'].content['application/json'].schema;
+    const resolved = usage.$ref ? doc.components.schemas[usage.$ref.split('/').pop()] : usage;
+    expect(Object.keys(resolved.properties).sort()).toEqual(['api', 'mcp', 'windowDays']);
+    const tags = operation('get', '/tags').responses['200'].content['application/json'].schema;
+    expect(tags.required).toEqual(['items', 'nextCursor']);
+  });
+
+  it('matches the committed snapshot (update it on purpose with `npx vitest -u`)', async () => {
+    await expect(`${JSON.stringify(doc, null, 2)}\n`).toMatchFileSnapshot('./__snapshots__/openapi.json');
+  });
+});

@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { inject } from 'vitest';
+import { bootstrapWorkspace, type BootstrapOptions } from '../../src/bootstrap.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import type { Principal } from '../../src/registry/context.js';
+import { startService, type Service } from '../../src/service.js';
+
+export interface TestService {
+  service: Service;
+  /** http://127.0.0.1:PORT */
+  base: string;
+  /** base + /api/v1 */
+  api: string;
+  databaseUrl: string;
+  workspace(options?: BootstrapOptions): Promise<Workspace>;
+  stop(): Promise<void>;
+}
+
+export interface Workspace {
+  workspaceId: string;
+  userId: string;
+  apiKey: string;
+  /** Runs an operation as the admin command does (internal ones included), for setting up a test. */
+  admin(operationId: string, args?: Record<string, unknown>): Promise<any>;
+}
+
+/** The service as `npm run api` runs it, on a fresh database of its own, on a free port. */
+export async function startTestService(): Promise<TestService> {
+  const databaseUrl = await freshDatabase();
+  const config = { ...loadConfig({}), databaseUrl, port: 0, usageFlushMs: 20, logLevel: 'silent' as const };
+  const service = await startService(config, createLogger(config.logLevel), { api: true, worker: false });
+  const base = service.url!;
+  return {
+    service,
+    base,
+    api: `${base}/api/v1`,
+    databaseUrl,
+    async workspace(options) {
+      const created = await bootstrapWorkspace(service.core.db, options);
+      return {
+        ...created,
+        async admin(operationId, args = {}) {
+          const principal: Principal = { kind: 'admin', userId: created.userId, workspaceId: created.workspaceId };
+          const outcome = await service.core.pipeline.run({
+            operation: service.core.operations.find((operation) => operation.id === operationId),
+            principal,
+            surface: 'admin',
+            input: { kind: 'arguments', value: args },
+          });
+          if (!outcome.ok) throw new Error(`${operationId}: ${JSON.stringify(outcome.body)}`);
+          return outcome.body;
+        },
+      };
+    },
+    stop: () => service.stop(),
+  };
+}
+
+export async function freshDatabase(): Promise<string> {
+  const serverUrl = inject('postgresUrl');
+  const name = `test_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export interface Answer {
+  status: number;
+  text: string;
+  json: any;
+  headers: Headers;
+}
+
+/** A REST call as any HTTP client makes it. */
+export async function call(
+  url: string,
+  { method = 'GET', key, body, raw, headers = {} }: { method?: string; key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const sent: Record<string, string> = { ...headers };
+  if (key !== undefined) sent['x-api-key'] = key;
+  if ((body !== undefined || raw !== undefined) && !sent['content-type']) sent['content-type'] = 'application/json';
+  const response = await fetch(url, { method, headers: sent, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, text, json, headers: response.headers };
+}
+
+/** Usage is written in batches; wait until `check` holds (or give up after a few seconds and let it fail). */
+export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await read();
+    if (check(value) || Date.now() - started > timeoutMs) return value;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
