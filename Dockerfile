@@ -1,0 +1,8 @@
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY . .
+ENV HOST=0.0.0.0 PORT=3000
+EXPOSE 3000
+CMD ["npm", "start"]
