@@ -1,0 +1,56 @@
+/** Command-line options of `npm run bench`. */
+import { parseArgs } from 'node:util';
+
+export interface Options {
+  quick: boolean;
+  runs: number;
+  warmupSeconds: number;
+  durationSeconds: number;
+  connections: number;
+}
+
+const usage = `Usage: npm run bench -- [--quick] [--runs N] [--warmup SECONDS] [--duration SECONDS]
+
+  --quick   one short run per scenario (1 s warm-up, 2 s measured), as a smoke test;
+            results go to bench/.tmp/results-quick.json instead of bench/results.json`;
+
+export function parseOptions(argv: string[]): Options {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        quick: { type: 'boolean', default: false },
+        runs: { type: 'string' },
+        warmup: { type: 'string' },
+        duration: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${usage}`);
+    process.exit(2);
+  }
+  if (values.help) {
+    console.log(usage);
+    process.exit(0);
+  }
+  const defaults = values.quick ? { runs: 1, warmup: 1, duration: 2 } : { runs: 3, warmup: 3, duration: 10 };
+  return {
+    quick: values.quick,
+    runs: positive('runs', values.runs, defaults.runs),
+    warmupSeconds: positive('warmup', values.warmup, defaults.warmup, true),
+    durationSeconds: positive('duration', values.duration, defaults.duration),
+    connections: 32,
+  };
+}
+
+function positive(name: string, raw: string | undefined, fallback: number, zeroAllowed = false): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < (zeroAllowed ? 0 : 1)) {
+    console.error(`--${name} must be a ${zeroAllowed ? 'non-negative' : 'positive'} integer, got "${raw}"\n\n${usage}`);
+    process.exit(2);
+  }
+  return value;
+}

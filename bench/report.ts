@@ -1,0 +1,146 @@
+/** Figures from the runs: medians, error totals, the two ratios against their targets, the table and the JSON. */
+import { cpus } from 'node:os';
+import type { LoadResult } from './load.js';
+import type { Options } from './options.js';
+import type { Scenario, ScenarioId } from './scenarios.js';
+
+export interface Run extends LoadResult {
+  /** Resident memory of the answering process right after this run. */
+  rssAfterMb: number | undefined;
+}
+
+export interface ScenarioFigures {
+  id: ScenarioId;
+  title: string;
+  /** Medians over the runs. */
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  /** Totals over the runs. */
+  errors: { non2xx: number; status5xx: number; toolErrors: number; connectionErrors: number };
+  /** Of the process that answers (the baseline server, or the service's node process): before any load, and after this scenario's last run. */
+  rssMb: { afterStart: number | undefined; afterRun: number | undefined };
+  runs: Run[];
+}
+
+export interface Ratio {
+  id: string;
+  description: string;
+  value: number;
+  comparison: '>=' | '<=';
+  target: number;
+  met: boolean;
+}
+
+export interface Report {
+  date: string;
+  quick: boolean;
+  node: string;
+  cpus: number;
+  note: string;
+  settings: { connections: number; warmupSeconds: number; durationSeconds: number; runs: number; tags: number };
+  scenarios: ScenarioFigures[];
+  ratios: Ratio[];
+  /** Whether any scenario saw a non-2xx, a 5xx, a tool error or a connection error. */
+  errors: boolean;
+  serviceStoppedCleanly: boolean;
+}
+
+const NOTE =
+  'All processes share this machine: the load generator (autocannon, one child process), the service (node) and ' +
+  'its Postgres compete for the same cores, so absolute figures are lower than on dedicated hardware; ' +
+  'the ratios compare runs made under the same conditions.';
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+export function figuresOf(scenario: Scenario, runs: Run[], rssAfterStart: number | undefined): ScenarioFigures {
+  const total = (key: keyof ScenarioFigures['errors']) => runs.reduce((sum, run) => sum + run[key], 0);
+  return {
+    id: scenario.id,
+    title: scenario.title,
+    requestsPerSecond: median(runs.map((run) => run.requestsPerSecond)),
+    latencyP50Ms: median(runs.map((run) => run.latencyP50Ms)),
+    latencyP99Ms: median(runs.map((run) => run.latencyP99Ms)),
+    errors: { non2xx: total('non2xx'), status5xx: total('status5xx'), toolErrors: total('toolErrors'), connectionErrors: total('connectionErrors') },
+    rssMb: { afterStart: rssAfterStart, afterRun: runs.at(-1)?.rssAfterMb },
+    runs,
+  };
+}
+
+export function hasErrors(figures: ScenarioFigures): boolean {
+  return Object.values(figures.errors).some((count) => count > 0);
+}
+
+export function ratiosOf(figures: ScenarioFigures[]): Ratio[] {
+  const of = (id: ScenarioId) => figures.find((f) => f.id === id)!;
+  const ratio = (id: string, description: string, value: number, comparison: Ratio['comparison'], target: number): Ratio => ({
+    id,
+    description,
+    value,
+    comparison,
+    target,
+    met: comparison === '>=' ? value >= target : value <= target,
+  });
+  return [
+    ratio(
+      'restThroughputVsBaseline',
+      'REST users/me throughput / baseline throughput',
+      of('rest-users-me').requestsPerSecond / of('baseline').requestsPerSecond,
+      '>=',
+      0.4,
+    ),
+    ratio('mcpP50VsRestP50', 'MCP users/me p50 latency / REST users/me p50 latency', of('mcp-users-me').latencyP50Ms / of('rest-users-me').latencyP50Ms, '<=', 1.5),
+  ];
+}
+
+export function buildReport(options: Options, tags: number, scenarios: ScenarioFigures[], serviceStoppedCleanly: boolean): Report {
+  return {
+    date: new Date().toISOString(),
+    quick: options.quick,
+    node: process.version,
+    cpus: cpus().length,
+    note: NOTE,
+    settings: { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.durationSeconds, runs: options.runs, tags },
+    scenarios,
+    ratios: ratiosOf(scenarios),
+    errors: scenarios.some(hasErrors),
+    serviceStoppedCleanly,
+  };
+}
+
+const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? 'n/a' : value.toFixed(digits));
+
+/** Markdown, so it can be pasted into the README as it is. */
+export function renderMarkdown(report: Report): string {
+  const { settings } = report;
+  const lines = [
+    `${report.quick ? 'Quick run' : 'Run'} of ${report.date}: Node ${report.node}, ${report.cpus} CPU cores shared by the load generator, the service and Postgres; ` +
+      `${settings.connections} connections, ${settings.runs} run${settings.runs > 1 ? 's' : ''} of ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per scenario` +
+      `${settings.runs > 1 ? ', medians' : ''}; errors are totals; RSS is of the process that answers (the baseline server, or the service's node process).`,
+    '',
+    '| Scenario | req/s | p50 ms | p99 ms | non-2xx | 5xx | tool errors | conn. errors | RSS MiB (start → after) |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
+    ...report.scenarios.map((s) => row([
+        s.title,
+        fixed(s.requestsPerSecond, 0),
+        fixed(s.latencyP50Ms, 2),
+        fixed(s.latencyP99Ms, 2),
+        s.errors.non2xx,
+        s.errors.status5xx,
+        s.errors.toolErrors,
+        s.errors.connectionErrors,
+        `${fixed(s.rssMb.afterStart, 0)} → ${fixed(s.rssMb.afterRun, 0)}`,
+      ]),
+    ),
+    '',
+    '| Ratio | Value | Target | Met |',
+    '|---|--:|--:|---|',
+    ...report.ratios.map((r) => row([r.description, fixed(r.value, 2), `${r.comparison === '>=' ? '≥' : '≤'} ${r.target}`, r.met ? 'yes' : 'no'])),
+  ];
+  return lines.join('\n');
+}
