@@ -12,12 +12,37 @@ const roles = args.has('--api') || args.has('--worker') ? { api: args.has('--api
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 
+// Handlers go first, so a signal during start-up still stops what was started (the embedded Postgres too).
+// Repeated signals are ignored: a terminal or a supervisor often sends one to each process of the group,
+// and tsx relays its own on top; shutdown bounds itself (DRAIN_MS in src/service.ts).
+let signalled = false;
+const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      signalled = true;
+      resolve(signal);
+    });
+  }
+});
+
 const service = await startService(config, logger, roles).catch((error: unknown) => {
   logger.error('could not start', { error });
   process.exit(1);
 });
+if (!signalled) await announce();
 
-if (service.url) {
+const signal = await stopSignal;
+logger.info('shutting down', { signal });
+await service.stop().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    logger.error('shutdown failed', { error });
+    process.exit(1);
+  },
+);
+
+async function announce() {
+  if (!service.url) return console.log('Postwise worker running');
   const firstStart = await bootstrapIfEmpty(service.core.db);
   const lines = [
     `Postwise ${roles.worker ? 'API, MCP and worker' : 'API and MCP'} running`,
@@ -35,22 +60,4 @@ if (service.url) {
     );
   }
   console.log(lines.join('\n'));
-} else {
-  console.log('Postwise worker running');
-}
-
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    logger.info('shutting down', { signal });
-    service.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error('shutdown failed', { error });
-        process.exit(1);
-      },
-    );
-  });
 }

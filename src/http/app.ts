@@ -36,16 +36,22 @@ export function createHttpApp({ db, logger, operations, pipeline, openApiJson, m
     next();
   };
   const readJson = express.json({ limit: BODY_LIMIT, strict: false });
+  /** Reads a JSON body for the methods that carry one, on every path alike, so how a body is refused reveals no route. */
+  const readBody: RequestHandler = (req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return next();
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    if (hasBody && !req.is('application/json')) return next(new BodyRefusal('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json'));
+    readJson(req, res, next);
+  };
 
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.type('application/json').send(openApiJson);
   });
 
-  const api = express.Router();
-  api.use(authenticate, requireJsonBody, readJson);
+  // Full paths on the app itself rather than a mounted router: no prefix to strip on every request.
   for (const operation of routeOrder(operations)) {
-    const route = operation.path.replace(/\{(\w+)\}/g, ':$1');
-    api[operation.method.toLowerCase() as 'get'](route, async (req: Request, res: Response) => {
+    const route = `/api/v1${operation.path.replace(/\{(\w+)\}/g, ':$1')}`;
+    app[operation.method.toLowerCase() as 'get'](route, authenticate, readBody, async (req: Request, res: Response) => {
       send(res, await pipeline.run({
         operation,
         principal: res.locals.principal as Principal,
@@ -54,18 +60,11 @@ export function createHttpApp({ db, logger, operations, pipeline, openApiJson, m
       }));
     });
   }
-  api.use(async (_req: Request, res: Response) => {
+  app.use('/api/v1', authenticate, readBody, async (_req: Request, res: Response) => {
     send(res, await pipeline.run({ operation: undefined, principal: res.locals.principal as Principal, surface: 'api', input: { kind: 'arguments', value: {} } }));
   });
-  // Body-parser failures of key-holding callers, answered (and counted) as the pipeline answers everything else.
-  api.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
-    const refusal = bodyRefusal(error);
-    if (!refusal || !res.locals.principal) return next(error);
-    send(res, pipeline.refuse(res.locals.principal as Principal, 'api', refusal.code, refusal.message));
-  });
-  app.use('/api/v1', api);
 
-  app.post('/mcp', authenticate, requireJsonBody, readJson, mcp);
+  app.post('/mcp', authenticate, readBody, mcp);
   app.all('/mcp', (_req, res) => {
     res.set('allow', 'POST').status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this stateless server takes POST only' }, id: null });
   });
@@ -73,6 +72,10 @@ export function createHttpApp({ db, logger, operations, pipeline, openApiJson, m
   app.use((_req: Request, res: Response) => sendError(res, 'NOT_FOUND', NOT_FOUND_MESSAGE));
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const refusal = bodyRefusal(error);
+    // Body-parser failures of key-holding API callers are answered (and counted) as the pipeline answers the rest.
+    if (refusal && req.path.startsWith('/api/v1/') && res.locals.principal) {
+      return send(res, pipeline.refuse(res.locals.principal as Principal, 'api', refusal.code, refusal.message));
+    }
     if (refusal && req.path === '/mcp') return void res.status(statusOf(refusal.code)).json({ jsonrpc: '2.0', error: { code: -32700, message: refusal.message }, id: null });
     if (refusal) return sendError(res, refusal.code, refusal.message);
     logger.error('request failed', { method: req.method, path: req.path, error });
@@ -97,12 +100,6 @@ class BodyRefusal extends Error {
   ) {
     super(message);
   }
-}
-
-/** A request that carries a body must say it is JSON; checked for every path alike, so it reveals no route. */
-function requireJsonBody(req: Request, _res: Response, next: NextFunction) {
-  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  next(hasBody && !req.is('application/json') ? new BodyRefusal('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json') : undefined);
 }
 
 /** The refusal for a body that could not be read, from our check or from Express's JSON parser. */
