@@ -1,19 +1,9 @@
 /** Process plumbing for the bench: ports, /proc lookups, waiting for and stopping children. Linux only. */
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../src/net.js';
 
 /** Resident memory of a process in MiB, from /proc/<pid>/status; undefined once it is gone. */
 export function rssMb(pid: number): number | undefined {

