@@ -48,12 +48,12 @@ CREATE TABLE tags (
   id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
   organization_id uuid NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
   name text NOT NULL,
-  slug text NOT NULL,
+  -- Lowercase ASCII; byte order ("C") makes the listing order the same on every Postgres, and the unique index serves it.
+  slug text COLLATE "C" NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
   UNIQUE (organization_id, slug)
 );
-CREATE INDEX tags_listing_idx ON tags (organization_id, name, id);
 
 -- One row per key-authenticated call; written in batches, off the request's path.
 CREATE TABLE usage_events (

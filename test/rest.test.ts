@@ -50,7 +50,7 @@ describe('tags', () => {
     });
   });
 
-  it('GET /tags pages through every tag once, in name order, with nextCursor null at the end', async () => {
+  it('GET /tags pages through every tag once, in slug order, with nextCursor null at the end', async () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -63,7 +63,7 @@ describe('tags', () => {
       pages++;
     } while (cursor);
     expect(pages).toBe(2);
-    expect(seen).toEqual(['Banana split', 'Cherry', 'Mango', 'Zebra', 'apple', 'Été']);
+    expect(seen).toEqual(['apple', 'Banana split', 'Cherry', 'Été', 'Mango', 'Zebra']);
   });
 
   it('keeps slugs unique in a workspace', async () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cursor, encodeCursor, itemList, limit, uuid } from '../../src/registry/fields.js';
+import { cursor, encodeCursor, itemList, limit } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { Tag, toTag, type TagRow } from './tag.js';
 
@@ -8,17 +8,19 @@ export default defineOperation({
   method: 'GET',
   path: '/tags',
   visibility: 'public',
-  summary: 'The tags of the workspace, by name',
-  description: 'Pages of `{ items, nextCursor }`: pass `nextCursor` back as `cursor` for the next page; it is null on the last.',
-  input: { query: z.object({ limit: limit(), cursor: cursor(z.tuple([z.string(), uuid])) }) },
+  summary: 'The tags of the workspace, in slug order',
+  description:
+    'Ordered by slug (the name in lowercase ASCII, so `Été` sorts as `ete`). Pages of `{ items, nextCursor }`: ' +
+    'pass `nextCursor` back as `cursor` for the next page; it is null on the last.',
+  input: { query: z.object({ limit: limit(), cursor: cursor(z.tuple([z.string()])) }) },
   output: itemList(Tag),
   async handler({ limit, cursor }, { db, auth }) {
-    const after = cursor ? db`AND (name, id) > (${cursor[0]}, ${cursor[1]})` : db``;
+    const after = cursor ? db`AND slug > ${cursor[0]}` : db``;
     const rows = await db<TagRow[]>`
       SELECT * FROM tags WHERE organization_id = ${auth.workspaceId} ${after}
-      ORDER BY name, id LIMIT ${limit + 1}`;
+      ORDER BY slug LIMIT ${limit + 1}`;
     const items = rows.slice(0, limit);
     const last = items.at(-1);
-    return { items: items.map(toTag), nextCursor: rows.length > limit && last ? encodeCursor([last.name, last.id]) : null };
+    return { items: items.map(toTag), nextCursor: rows.length > limit && last ? encodeCursor([last.slug]) : null };
   },
 });
