@@ -61,9 +61,8 @@ export async function startService(): Promise<RunningService> {
     stopped = true;
     let clean = true;
     if (groupAlive(pgid)) {
-      // The signal goes to the node process that serves, not to the whole group: tsx re-sends a signal its
-      // child has not acknowledged within 30 ms, and src/main.ts takes a second signal as "exit(1) now",
-      // which leaves Postgres running. Before the server is found (a failed start), the group gets it.
+      // One signal to the node process that serves, as a supervisor sends it; it stops its own Postgres.
+      // Before the server is found (a failed start), the group gets it.
       process.kill(serverPid ?? -pgid, 'SIGTERM');
       clean = (await waitForExit(child, STOP_TIMEOUT_MS)) && child.exitCode === 0;
       // The service stops its Postgres (in the same group) before it exits, so normally nothing is left.
