@@ -127,9 +127,22 @@ describe('the 404 rule', () => {
   });
 
   it('asks for a key before anything else, so nothing about paths leaks without one', async () => {
-    for (const path of ['/no-such-thing', '/api-keys', '/users/me']) {
-      const answer = await call(`${service.api}${path}`);
-      expect(answer.status).toBe(401);
+    const first = await call(`${service.api}/no-such-thing`);
+    for (const path of ['/no-such-thing', '/api-keys', '/users/me', '/tags/%E0', '/api-keys/%E0', '/nope/%E0']) {
+      for (const method of ['GET', 'DELETE']) {
+        const answer = await call(`${service.api}${path}`, { method });
+        expect(answer.status, `${method} ${path}`).toBe(401);
+        expect(answer.text).toBe(first.text);
+      }
+    }
+  });
+
+  it('answers a path that does not decode with the generic 404, whichever route it resembles', async () => {
+    const unknown = await call(`${service.api}/no-such-thing`, { key: owner.apiKey });
+    for (const path of ['/tags/%E0', '/api-keys/%E0', '/nope/%E0']) {
+      const answer = await call(`${service.api}${path}`, { method: 'DELETE', key: owner.apiKey });
+      expect(answer.status, path).toBe(404);
+      expect(answer.text).toBe(unknown.text);
     }
   });
 });

@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 
@@ -117,6 +118,35 @@ describe('MCP over Streamable HTTP', () => {
     const notRpc = await call(`${service.base}/mcp`, { method: 'POST', key: ws.apiKey, body: { hello: 'world' } });
     expect(notRpc.status).toBe(400);
     expect(notRpc.json.error.code).toBe(-32600);
+  });
+
+  it('lets a client cancel only its own requests', async () => {
+    const other = await service.workspace();
+    const rpc = (key: string, body: unknown) => call(`${service.base}/mcp`, { method: 'POST', key, body });
+    const toolCall = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'getCurrentUser', arguments: {} } });
+
+    // Hold a lock the call must wait for, so it is in flight while another client sends cancellations.
+    const blocker = postgres(service.databaseUrl, { max: 1, onnotice: () => {} });
+    let release!: () => void;
+    const holding = blocker.begin(async (tx) => {
+      await tx`LOCK TABLE users IN ACCESS EXCLUSIVE MODE`;
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const victim = rpc(ws.apiKey, toolCall(1));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const cancellations = Array.from({ length: 200 }, (_, i) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: i + 1 } }));
+    expect((await rpc(other.apiKey, cancellations)).status).toBe(202);
+    release();
+    await holding;
+    await blocker.end();
+    const answer = await victim;
+    expect(answer.status).toBe(200);
+    expect(answer.json.result.structuredContent.id).toBe(ws.userId);
+
+    // Its own request, cancelled in the same batch, is answered with nothing, as the protocol says.
+    const own = await rpc(ws.apiKey, [toolCall(5), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } }]);
+    expect(own.status).toBe(202);
   });
 
   it('counts tool calls under the mcp surface, and REST calls under api', async () => {

@@ -108,6 +108,16 @@ describe('request bodies', () => {
     expect(answer.json.code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('answers a body whose compression is broken with 400 INVALID_JSON, over REST and MCP', async () => {
+    const headers = { 'content-type': 'application/json', 'content-encoding': 'gzip' };
+    const rest = await call(`${service.api}/tags`, { method: 'POST', key: ws.apiKey, raw: 'not gzip at all', headers });
+    expect(rest.status).toBe(400);
+    expect(rest.json.code).toBe('INVALID_JSON');
+    const mcp = await call(`${service.base}/mcp`, { method: 'POST', key: ws.apiKey, raw: 'not gzip at all', headers });
+    expect(mcp.status).toBe(400);
+    expect(mcp.json.error.code).toBe(-32700);
+  });
+
   it('answers an oversized body with 413 PAYLOAD_TOO_LARGE', async () => {
     const answer = await call(`${service.api}/tags`, { method: 'POST', key: ws.apiKey, body: { name: 'x'.repeat(2_000_000) } });
     expect(answer.status).toBe(413);

@@ -40,7 +40,7 @@ export function createHttpApp({ db, logger, operations, pipeline, openApiJson, m
   const readBody: RequestHandler = (req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD') return next();
     const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-    if (hasBody && !req.is('application/json')) return next(new BodyRefusal('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json'));
+    if (hasBody && !req.is('application/json')) return next(new Refusal('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json'));
     readJson(req, res, next);
   };
 
@@ -48,10 +48,12 @@ export function createHttpApp({ db, logger, operations, pipeline, openApiJson, m
     res.type('application/json').send(openApiJson);
   });
 
-  // Full paths on the app itself rather than a mounted router: no prefix to strip on every request.
+  // The key is checked before any route is matched: matching decodes path parameters, and how that fails
+  // must not tell a caller without a key which paths exist.
+  app.use('/api/v1', authenticate);
   for (const operation of routeOrder(operations)) {
     const route = `/api/v1${operation.path.replace(/\{(\w+)\}/g, ':$1')}`;
-    app[operation.method.toLowerCase() as 'get'](route, authenticate, readBody, async (req: Request, res: Response) => {
+    app[operation.method.toLowerCase() as 'get'](route, readBody, async (req: Request, res: Response) => {
       send(res, await pipeline.run({
         operation,
         principal: res.locals.principal as Principal,
@@ -60,7 +62,7 @@ export function createHttpApp({ db, logger, operations, pipeline, openApiJson, m
       }));
     });
   }
-  app.use('/api/v1', authenticate, readBody, async (_req: Request, res: Response) => {
+  app.use('/api/v1', readBody, async (_req: Request, res: Response) => {
     send(res, await pipeline.run({ operation: undefined, principal: res.locals.principal as Principal, surface: 'api', input: { kind: 'arguments', value: {} } }));
   });
 
@@ -71,8 +73,8 @@ export function createHttpApp({ db, logger, operations, pipeline, openApiJson, m
 
   app.use((_req: Request, res: Response) => sendError(res, 'NOT_FOUND', NOT_FOUND_MESSAGE));
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const refusal = bodyRefusal(error);
-    // Body-parser failures of key-holding API callers are answered (and counted) as the pipeline answers the rest.
+    const refusal = requestRefusal(error);
+    // Unreadable requests of key-holding API callers are answered (and counted) as the pipeline answers the rest.
     if (refusal && req.path.startsWith('/api/v1/') && res.locals.principal) {
       return send(res, pipeline.refuse(res.locals.principal as Principal, 'api', refusal.code, refusal.message));
     }
@@ -93,7 +95,7 @@ function sendError(res: Response, code: ErrorCode, message: string) {
   res.status(statusOf(code)).json({ code, message });
 }
 
-class BodyRefusal extends Error {
+class Refusal extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
@@ -102,20 +104,23 @@ class BodyRefusal extends Error {
   }
 }
 
-/** The refusal for a body that could not be read, from our check or from Express's JSON parser. */
-function bodyRefusal(error: unknown): BodyRefusal | undefined {
-  if (error instanceof BodyRefusal) return error;
-  switch ((error as { type?: string } | undefined)?.type) {
-    case 'entity.parse.failed':
-      return new BodyRefusal('INVALID_JSON', 'The request body is not valid JSON');
-    case 'entity.too.large':
-      return new BodyRefusal('PAYLOAD_TOO_LARGE', `The request body is larger than ${BODY_LIMIT}`);
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-      return new BodyRefusal('UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 JSON');
-    default:
-      return undefined;
+/**
+ * The 4xx answer for a request that could not be read: a body refused by our check or by Express's JSON
+ * parser, or a path whose escapes do not decode (it can name nothing, so it is the generic 404).
+ */
+function requestRefusal(error: unknown): Refusal | undefined {
+  if (error instanceof Refusal) return error;
+  if (error instanceof URIError) return new Refusal('NOT_FOUND', NOT_FOUND_MESSAGE);
+  const { type, status } = (error ?? {}) as { type?: string; status?: number };
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported' || status === 415) {
+    return new Refusal('UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 JSON, uncompressed or gzip, deflate or br');
   }
+  if (type === 'entity.too.large' || status === 413) return new Refusal('PAYLOAD_TOO_LARGE', `The request body is larger than ${BODY_LIMIT}`);
+  if (type === 'entity.parse.failed') return new Refusal('INVALID_JSON', 'The request body is not valid JSON');
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new Refusal('INVALID_JSON', 'The request body could not be read (is its Content-Encoding right?)');
+  }
+  return undefined;
 }
 
 /** Literal path segments before parameters, so `/tags/{id}` can never shadow a later `/tags/search`. */

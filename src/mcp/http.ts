@@ -4,6 +4,8 @@ import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from
 import type { Request, Response } from 'express';
 import type { Principal } from '../registry/context.js';
 
+type Reply = (message: JSONRPCMessage | undefined) => void;
+
 /**
  * Streamable HTTP, stateless, answered as JSON. The SDK's own transport must be built anew, with a new
  * server, for every request in stateless mode, and that setup costs more than the call it serves. Here one
@@ -14,8 +16,8 @@ class RequestTransport implements Transport {
   onmessage?: Transport['onmessage'];
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  private nextId = 0;
-  private readonly waiting = new Map<RequestId, (message: JSONRPCMessage) => void>();
+  private lastId = 0;
+  private readonly waiting = new Map<RequestId, Reply>();
 
   async start() {}
   async close() {
@@ -24,23 +26,49 @@ class RequestTransport implements Transport {
 
   /** Responses go to the HTTP request that waits for them; a stateless server has nowhere to send anything else. */
   async send(message: JSONRPCMessage) {
-    if (!('id' in message) || 'method' in message) return;
-    const reply = this.waiting.get(message.id as RequestId);
-    this.waiting.delete(message.id as RequestId);
-    reply?.(message);
+    if ('id' in message && !('method' in message)) this.settle(message.id as RequestId, message);
   }
 
-  deliver(message: JSONRPCMessage, principal: Principal): Promise<JSONRPCMessage> | undefined {
+  /**
+   * Hands one HTTP request's messages to the server and resolves with the responses to its requests. A client
+   * can cancel only requests of its own HTTP request (ids are its own there); a request whose HTTP client went
+   * away is cancelled, so nothing waits for an answer no one will read.
+   */
+  async exchange(messages: JSONRPCMessage[], principal: Principal, gone: AbortSignal): Promise<JSONRPCMessage[]> {
     const authInfo = { token: '', clientId: principal.kind, scopes: [], extra: { principal } };
-    if (!isRequest(message)) {
-      this.onmessage?.(message, { authInfo });
-      return undefined;
+    const ours = new Map<RequestId, number>();
+    const replies: Promise<JSONRPCMessage | undefined>[] = [];
+    for (const message of messages) {
+      if ('method' in message && 'id' in message) {
+        const id = ++this.lastId;
+        ours.set(message.id, id);
+        replies.push(new Promise((resolve) => this.waiting.set(id, (reply) => resolve(reply && ({ ...reply, id: message.id } as JSONRPCMessage)))));
+        this.onmessage?.({ ...message, id }, { authInfo });
+      } else if ('method' in message && message.method === 'notifications/cancelled') {
+        const id = ours.get((message.params as { requestId?: RequestId } | undefined)?.requestId ?? '');
+        if (id !== undefined) this.cancel(id, (message.params as { reason?: string }).reason);
+      } else if ('method' in message) {
+        this.onmessage?.(message, { authInfo });
+      }
+      // A response from the client answers nothing: this server never asks clients anything.
     }
-    const id = ++this.nextId;
-    return new Promise((resolve) => {
-      this.waiting.set(id, (reply) => resolve({ ...reply, id: message.id } as JSONRPCMessage));
-      this.onmessage?.({ ...message, id }, { authInfo });
-    });
+    const onGone = () => ours.forEach((id) => this.cancel(id, 'the HTTP client went away'));
+    gone.addEventListener('abort', onGone);
+    const answered = await Promise.all(replies);
+    gone.removeEventListener('abort', onGone);
+    return answered.filter((reply) => reply !== undefined);
+  }
+
+  private cancel(id: number, reason = 'cancelled by the client') {
+    if (!this.waiting.has(id)) return;
+    this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+    this.settle(id, undefined);
+  }
+
+  private settle(id: RequestId, message: JSONRPCMessage | undefined) {
+    const reply = this.waiting.get(id);
+    this.waiting.delete(id);
+    reply?.(message);
   }
 }
 
@@ -55,9 +83,6 @@ function isMessage(value: unknown): value is JSONRPCMessage {
   if (method !== undefined) return typeof method === 'string' && (id === undefined || validId);
   return validId && ('result' in value || 'error' in value);
 }
-
-const isRequest = (message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId; method: string } =>
-  'method' in message && 'id' in message;
 
 const rpcError = (res: Response, status: number, code: number, message: string) =>
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
@@ -81,9 +106,10 @@ export async function connectMcpOverHttp(server: Server) {
     if (messages.length === 0 || !messages.every(isMessage)) {
       return rpcError(res, 400, -32600, 'Invalid request: the body must be a JSON-RPC 2.0 message');
     }
-    const principal = res.locals.principal as Principal;
-    const replies = await Promise.all(messages.map((message) => transport.deliver(message, principal)));
-    const answers = replies.filter((reply) => reply !== undefined);
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    const answers = await transport.exchange(messages, res.locals.principal as Principal, gone.signal);
+    if (res.destroyed) return;
     if (answers.length === 0) return res.status(202).end();
     return res.json(batch ? answers : answers[0]);
   };
