@@ -6,4 +6,5 @@ RUN npm ci --omit=dev --no-audit --no-fund
 COPY . .
 ENV HOST=0.0.0.0 PORT=3000
 EXPOSE 3000
-CMD ["npm", "start"]
+# node itself, not npm, as PID 1: it takes the runtime's SIGTERM and shuts down gracefully.
+CMD ["node", "--import", "tsx", "src/main.ts"]

@@ -12,7 +12,7 @@ export const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 export interface RunningService {
   /** Without a trailing slash, e.g. http://127.0.0.1:40123 */
   url: string;
-  /** The node process that serves HTTP (below the tsx wrapper), for its memory. */
+  /** The node process that serves HTTP, for its memory. */
   serverPid: number;
   /** What the admin command needs to reach the same database. */
   env: NodeJS.ProcessEnv;
@@ -32,7 +32,7 @@ export async function startService(): Promise<RunningService> {
   // An external database is used as given; otherwise a fresh embedded cluster, removed at the end.
   const dataDir = process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), 'postwise-bench-'));
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...(dataDir && { DATA_DIR: dataDir }) };
-  const child = spawn(join(projectRoot, 'node_modules/.bin/tsx'), ['src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: projectRoot,
     env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
     // A group of its own, so one signal reaches tsx, node and Postgres, and Ctrl-C on the bench does not.

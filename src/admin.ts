@@ -16,7 +16,8 @@ const usage = `Usage: npm run admin -- <command> [options]
       Create a workspace, its owner and an API key; prints { workspaceId, userId, apiKey }.
   create-key --workspace ID [--user ID] [--name NAME] [--expires-at ISO8601]
       Create an API key for a member (the owner unless --user); the key is printed once.
-  list-keys --workspace ID
+  list-keys --workspace ID [--limit N] [--cursor NEXT_CURSOR]
+      A page of keys, newest first (revoked and expired ones too); pass nextCursor as --cursor for the next.
   revoke-key --workspace ID --key KEY_ID
   create-tag --workspace ID --name NAME
   add-member --workspace ID --email EMAIL [--name NAME]
@@ -35,7 +36,7 @@ type Options = Record<string, string | boolean | undefined>;
 /** Commands that are registry operations: which one, and its arguments from the options. */
 const operationCommands: Record<string, { operation: string; actor?: string; args: (options: Options) => Record<string, unknown> }> = {
   'create-key': { operation: 'createApiKey', actor: 'user', args: (o) => ({ name: o.name, expiresAt: o['expires-at'] }) },
-  'list-keys': { operation: 'listApiKeys', args: () => ({ limit: 100 }) },
+  'list-keys': { operation: 'listApiKeys', args: (o) => ({ limit: o.limit, cursor: o.cursor }) },
   'revoke-key': { operation: 'revokeApiKey', args: (o) => ({ id: o.key }) },
   'create-tag': { operation: 'createTag', args: (o) => ({ name: o.name }) },
   'add-member': { operation: 'addMember', args: (o) => ({ email: o.email, name: o.name }) },
@@ -55,6 +56,8 @@ const { positionals, values } = parseArgs({
     name: { type: 'string' },
     'expires-at': { type: 'string' },
     key: { type: 'string' },
+    limit: { type: 'string' },
+    cursor: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });

@@ -17,7 +17,7 @@ const logger = createLogger(config.logLevel);
 // and tsx relays its own on top; shutdown bounds itself (DRAIN_MS in src/service.ts).
 let signalled = false;
 const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.on(signal, () => {
       signalled = true;
       resolve(signal);

@@ -60,6 +60,25 @@ describe('API keys', () => {
     await expect(owner.admin('createApiKey', { expiresAt: '2020-01-01T00:00:00Z' })).rejects.toThrow(/VALIDATION_ERROR.*expiresAt/);
   });
 
+  it('lists every key once across pages, newest first, even keys made in the same transaction', async () => {
+    const fresh = await service.workspace();
+    await service.service.core.db.begin(async (tx) => {
+      for (let i = 0; i < 5; i++) {
+        await tx`INSERT INTO api_keys (organization_id, user_id, name, prefix, key_hash)
+          VALUES (${fresh.workspaceId}, ${fresh.userId}, ${`k${i}`}, 'pw_x', ${Buffer.from(`hash-${fresh.workspaceId}-${i}`)})`;
+      }
+    });
+    const names: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await fresh.admin('listApiKeys', { limit: 2, cursor });
+      names.push(...page.items.map((item: { name: string }) => item.name));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(names).toHaveLength(6);
+    expect(new Set(names)).toEqual(new Set(['First key', 'k0', 'k1', 'k2', 'k3', 'k4']));
+  });
+
   it('shows a key once: listing keys gives prefixes, never the key', async () => {
     const listed = await owner.admin('listApiKeys');
     expect(listed.items.length).toBeGreaterThanOrEqual(1);

@@ -41,9 +41,12 @@ async function admin(args: string[], env: Record<string, string>) {
   return { code, json: JSON.parse(lines.at(-1)!) };
 }
 
-/** SIGTERM to the whole process group, as a terminal or a supervisor sends it; true once every process of it is gone. */
-const stop = async (running: Running) => {
-  process.kill(-running.child.pid!, 'SIGTERM');
+/**
+ * Sends `signal` to the whole process group (as a terminal's Ctrl-C or a supervisor does) or to the top
+ * process alone (as `kill PID` or a container runtime does); true once every process of the group is gone.
+ */
+const stop = async (running: Running, { signal = 'SIGTERM', group = true }: { signal?: NodeJS.Signals; group?: boolean } = {}) => {
+  process.kill(group ? -running.child.pid! : running.child.pid!, signal);
   await running.exited;
   for (let waited = 0; waited < 15_000; waited += 100) {
     if (!alive(-running.child.pid!)) return true;
@@ -74,7 +77,7 @@ describe('npm start with no configuration', () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  it('starts an embedded Postgres, prints a first key once, serves it, works with the admin command, and stops on SIGTERM', async () => {
+  it('starts an embedded Postgres, prints a first key once, serves it, works with the admin command, and stops on a signal after its requests', async () => {
     const first = run(['start'], env);
     const [, apiKey] = await waitFor(first, /apiKey\s+(pw_\S+)/);
     expect(first.output()).toContain(`${base}/api/v1/openapi.json`);
@@ -107,7 +110,8 @@ describe('npm start with no configuration', () => {
     expect(refused.code).toBe(1);
     expect(refused.json.code).toBe('CONFLICT');
 
-    expect(await stop(first)).toBe(true);
+    // `kill <npm's pid>`: the signal must reach the service, which stops its Postgres.
+    expect(await stop(first, { group: false })).toBe(true);
     expect(first.output()).not.toContain('"level":"error"');
     expect(alive(Number(pid))).toBe(false);
 
@@ -116,8 +120,28 @@ describe('npm start with no configuration', () => {
     await waitFor(second, /MCP\s+http/);
     expect(second.output()).not.toContain('apiKey');
     expect((await call(`${base}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
-    expect(await stop(second)).toBe(true);
+
+    // Ctrl-C (SIGINT to the group) lets a request in flight finish: Postgres is not in the group and is
+    // stopped by the service after its requests.
+    const [secondPid, , , secondPort] = (await readFile(join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n');
+    const blocker = postgres({ host: '127.0.0.1', port: Number(secondPort), user: credentials.user, password: credentials.password, database: 'postgres', max: 1 });
+    let release!: () => void;
+    const holding = blocker.begin(async (tx) => {
+      await tx`LOCK TABLE users IN ACCESS EXCLUSIVE MODE`;
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const inFlight = call(`${base}/api/v1/users/me`, { key: apiKey });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const stopped = stop(second, { signal: 'SIGINT' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    release();
+    await holding;
+    await blocker.end();
+    expect((await inFlight).status).toBe(200);
+    expect(await stopped).toBe(true);
     expect(second.output()).not.toContain('"level":"error"');
+    expect(alive(Number(secondPid))).toBe(false);
   });
 });
 

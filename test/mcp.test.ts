@@ -173,7 +173,7 @@ describe('MCP over Streamable HTTP', () => {
   it('serves the same tools over stdio (npm run mcp:stdio), with the key from POSTWISE_API_KEY', async () => {
     const stdio = new Client({ name: 'test', version: '1.0.0' });
     const env = { ...(process.env as Record<string, string>), DATABASE_URL: service.databaseUrl, POSTWISE_API_KEY: ws.apiKey, LOG_LEVEL: 'warn' };
-    await stdio.connect(new StdioClientTransport({ command: 'node_modules/.bin/tsx', args: ['src/mcp/stdio.ts'], env, stderr: 'pipe' }));
+    await stdio.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'src/mcp/stdio.ts'], env, stderr: 'pipe' }));
     try {
       const overHttp = await client.listTools();
       expect((await stdio.listTools()).tools).toEqual(overHttp.tools);

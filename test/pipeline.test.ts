@@ -2,7 +2,6 @@ import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createHttpApp } from '../src/http/app.js';
-import { createLogger } from '../src/logger.js';
 import { connectMcpOverHttp } from '../src/mcp/http.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { defineOperation } from '../src/registry/operation.js';
@@ -62,13 +61,16 @@ const operations = [
 
 let service: TestService;
 let ws: Workspace;
+/** What the pipeline logged, as the logger received it. */
+const logged: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
+const capture = (level: string) => (message: string, fields?: Record<string, unknown>) => void logged.push({ level, message, fields });
+const logger = { debug: capture('debug'), info: capture('info'), warn: capture('warn'), error: capture('error') };
 let server: Server;
 let base: string;
 
 beforeAll(async () => {
   service = await startTestService();
   ws = await service.workspace();
-  const logger = createLogger('silent');
   const { db } = service.service.core;
   const pipeline = new Pipeline({ config: service.service.core.app.config, db, logger }, new UsageRecorder(db, logger, 50));
   const app = createHttpApp({
@@ -91,11 +93,14 @@ afterAll(async () => {
 const internalBody = { code: 'INTERNAL', message: 'Something went wrong on our side; it has been logged.' };
 
 describe('the pipeline', () => {
-  it('answers an undeclared failure 500 INTERNAL, revealing nothing', async () => {
-    for (const path of ['/boom', '/undeclared', '/leaky']) {
+  it('answers an undeclared failure 500 INTERNAL, revealing nothing, and logs it', async () => {
+    for (const [path, operation] of [['/boom', 'throwsUnexpectedly'], ['/undeclared', 'failsUndeclared'], ['/leaky', 'leaksAColumn']]) {
+      logged.length = 0;
       const answer = await call(`${base}/api/v1${path}`, { key: ws.apiKey });
       expect(answer.status, path).toBe(500);
       expect(answer.json).toEqual(internalBody);
+      expect(logged.filter((entry) => entry.level === 'error').map((entry) => [entry.message, entry.fields?.operation])).toEqual([['operation failed', operation]]);
+      expect(JSON.stringify(logged, (_key, value) => (value instanceof Error ? value.message : value))).not.toContain(ws.apiKey);
     }
   });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cursor, encodeCursor, itemList, limit, timestamp, uuid } from '../../src/registry/fields.js';
+import { cursor, encodeCursor, itemList, limit, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { ApiKey, toApiKey, type ApiKeyRow } from './api-key.js';
 
@@ -8,16 +8,19 @@ export default defineOperation({
   method: 'GET',
   path: '/api-keys',
   summary: 'The API keys of the workspace, newest first, revoked and expired ones included',
-  input: { query: z.object({ limit: limit(), cursor: cursor(z.tuple([timestamp, uuid])) }) },
+  input: { query: z.object({ limit: limit(), cursor: cursor(z.tuple([uuid])) }) },
   output: itemList(ApiKey),
   async handler({ limit, cursor }, { db, auth }) {
-    const before = cursor ? db`AND (created_at, id) < (${cursor[0]}, ${cursor[1]})` : db``;
+    // The cursor names the last key; its own row gives the position, at the database's full timestamp precision.
+    const before = cursor
+      ? db`AND (created_at, id) < (SELECT created_at, id FROM api_keys WHERE id = ${cursor[0]} AND organization_id = ${auth.workspaceId})`
+      : db``;
     const rows = await db<ApiKeyRow[]>`
       SELECT id, name, prefix, user_id, expires_at, revoked_at, created_at FROM api_keys
       WHERE organization_id = ${auth.workspaceId} ${before}
       ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
     const items = rows.slice(0, limit);
     const last = items.at(-1);
-    return { items: items.map(toApiKey), nextCursor: rows.length > limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null };
+    return { items: items.map(toApiKey), nextCursor: rows.length > limit && last ? encodeCursor([last.id]) : null };
   },
 });
