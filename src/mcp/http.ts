@@ -30,11 +30,11 @@ class RequestTransport implements Transport {
   }
 
   /**
-   * Hands one HTTP request's messages to the server and resolves with the responses to its requests. A client
-   * can cancel only requests of its own HTTP request (ids are its own there); a request whose HTTP client went
-   * away is cancelled, so nothing waits for an answer no one will read.
+   * Hands one HTTP request's messages to the server: `answers` resolves with the responses to its requests. A
+   * client can cancel only requests of its own HTTP request (ids are its own there); `abandon`, for a client
+   * that went away, cancels what is still running, so nothing waits for an answer no one will read.
    */
-  async exchange(messages: JSONRPCMessage[], principal: Principal, gone: AbortSignal): Promise<JSONRPCMessage[]> {
+  exchange(messages: JSONRPCMessage[], principal: Principal): { answers: Promise<JSONRPCMessage[]>; abandon: () => void } {
     const authInfo = { token: '', clientId: principal.kind, scopes: [], extra: { principal } };
     const ours = new Map<RequestId, number>();
     const replies: Promise<JSONRPCMessage | undefined>[] = [];
@@ -52,11 +52,10 @@ class RequestTransport implements Transport {
       }
       // A response from the client answers nothing: this server never asks clients anything.
     }
-    const onGone = () => ours.forEach((id) => this.cancel(id, 'the HTTP client went away'));
-    gone.addEventListener('abort', onGone);
-    const answered = await Promise.all(replies);
-    gone.removeEventListener('abort', onGone);
-    return answered.filter((reply) => reply !== undefined);
+    return {
+      answers: Promise.all(replies).then((answered) => answered.filter((reply) => reply !== undefined)),
+      abandon: () => ours.forEach((id) => this.cancel(id, 'the HTTP client went away')),
+    };
   }
 
   private cancel(id: number, reason = 'cancelled by the client') {
@@ -106,9 +105,9 @@ export async function connectMcpOverHttp(server: Server) {
     if (messages.length === 0 || !messages.every(isMessage)) {
       return rpcError(res, 400, -32600, 'Invalid request: the body must be a JSON-RPC 2.0 message');
     }
-    const gone = new AbortController();
-    res.on('close', () => gone.abort());
-    const answers = await transport.exchange(messages, res.locals.principal as Principal, gone.signal);
+    const { answers: pending, abandon } = transport.exchange(messages, res.locals.principal as Principal);
+    res.once('close', abandon);
+    const answers = await pending;
     if (res.destroyed) return;
     if (answers.length === 0) return res.status(202).end();
     return res.json(batch ? answers : answers[0]);
