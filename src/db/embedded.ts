@@ -19,12 +19,8 @@ interface Credentials {
 export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Promise<EmbeddedDatabase> {
   const clusterDir = join(dataDir, 'postgres');
   const credentials = await readOrCreateCredentials(dataDir);
-  // A Unix socket in the cluster's directory is cheaper per query than loopback TCP; TCP stays open for other
-  // tools. Socket paths are limited to about 100 bytes, so a deep DATA_DIR gets TCP alone.
-  const socketDir = `${clusterDir}/.s.PGSQL.00000`.length <= 100 ? clusterDir : undefined;
   const urlFor = (port: number) =>
-    `postgres://${credentials.user}:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/postgres` +
-    (socketDir ? `?host=${encodeURIComponent(socketDir)}` : '');
+    `postgres://${credentials.user}:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/postgres`;
 
   // Another process (a running server, when this is the admin command) may already run this cluster.
   const running = await runningClusterPort(clusterDir);
@@ -42,7 +38,7 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
     persistent: true,
     // Postgres refuses to run as root; the package then runs it as a `postgres` system user.
     createPostgresUser: asRoot,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
     onLog: (message) => logger.debug('postgres', { message: message.trim() }),
     onError: (error) => logger.debug('postgres', { message: String(error).trim() }),
   });
