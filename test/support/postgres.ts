@@ -21,10 +21,7 @@ export default async function setup(project: TestProject) {
   }
   const dataDir = await mkdtemp(join(tmpdir(), 'postwise-test-'));
   const postgres = await startEmbeddedPostgres(dataDir, createLogger('warn'));
-  // Over TCP: tests also open plain postgres.js clients, which do not read libpq's `?host=/socket/dir`.
-  const url = new URL(postgres.url);
-  url.searchParams.delete('host');
-  project.provide('postgresUrl', url.toString());
+  project.provide('postgresUrl', postgres.url);
   return async () => {
     await postgres.stop();
     await rm(dataDir, { recursive: true, force: true });
