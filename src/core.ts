@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { keyAuthenticator, type Authenticate } from './auth.js';
 import { operations } from '../operations/index.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
@@ -15,6 +16,8 @@ export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json'
 export interface Core {
   app: AppContext;
   db: Database;
+  /** API-key authentication, shared by every surface that takes a key. */
+  authenticate: Authenticate;
   databaseUrl: string;
   operations: typeof operations;
   pipeline: Pipeline;
@@ -42,6 +45,7 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
   return {
     app,
     db,
+    authenticate: keyAuthenticator(db),
     databaseUrl: database.url,
     operations,
     pipeline: new Pipeline(app, usage),

@@ -49,7 +49,7 @@ async function serveHttp(core: Core, config: Config): Promise<Server> {
   // The MCP server and the OpenAPI document are built once here, never per request.
   const mcpServer = createMcpServer(core.operations, core.pipeline, async (authInfo) => (authInfo?.extra?.principal as Principal | undefined) ?? null);
   const app = createHttpApp({
-    db: core.db,
+    authenticateKey: core.authenticate,
     logger: core.app.logger,
     operations: core.operations,
     pipeline: core.pipeline,

@@ -56,6 +56,19 @@ describe('API keys', () => {
     expect((await me(created.key)).status).toBe(401);
   });
 
+  it('answers each of many concurrent calls for its own key, though their lookups share queries', async () => {
+    const revoked = await owner.admin('createApiKey', { name: 'revoked at once' });
+    await owner.admin('revokeApiKey', { id: revoked.id });
+    const keys = [owner.apiKey, other.apiKey, revoked.key, `pw_${'B'.repeat(43)}`, owner.apiKey];
+    const expected = [owner.userId, other.userId, 401, 401, owner.userId];
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => me(keys[i % keys.length])));
+    answers.forEach((answer, i) => {
+      const want = expected[i % keys.length];
+      if (want === 401) expect(answer.status).toBe(401);
+      else expect(answer.json.id).toBe(want);
+    });
+  });
+
   it('refuses an expiry in the past', async () => {
     await expect(owner.admin('createApiKey', { expiresAt: '2020-01-01T00:00:00Z' })).rejects.toThrow(/VALIDATION_ERROR.*expiresAt/);
   });

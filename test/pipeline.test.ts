@@ -74,7 +74,7 @@ beforeAll(async () => {
   const { db } = service.service.core;
   const pipeline = new Pipeline({ config: service.service.core.app.config, db, logger }, new UsageRecorder(db, logger, 50));
   const app = createHttpApp({
-    db,
+    authenticateKey: service.service.core.authenticate,
     logger,
     operations,
     pipeline,

@@ -1,6 +1,5 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { authenticateKey } from '../auth.js';
-import type { Sql } from '../db/index.js';
+import type { Authenticate } from '../auth.js';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
 import { NOT_FOUND_MESSAGE, statusOf, type ErrorCode } from '../registry/errors.js';
@@ -8,7 +7,7 @@ import type { Operation } from '../registry/operation.js';
 import type { Outcome, Pipeline } from '../registry/pipeline.js';
 
 export interface HttpDependencies {
-  db: Sql;
+  authenticateKey: Authenticate;
   logger: Logger;
   operations: readonly Operation[];
   pipeline: Pipeline;
@@ -24,13 +23,13 @@ const BODY_LIMIT = '1mb';
  * REST under /api/v1 and MCP at /mcp, both generated from the registry. Order matters: authentication comes
  * before body parsing and routing, so a caller without a valid key learns nothing about what exists.
  */
-export function createHttpApp({ db, logger, operations, pipeline, openApiJson, mcp }: HttpDependencies) {
+export function createHttpApp({ authenticateKey, logger, operations, pipeline, openApiJson, mcp }: HttpDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
 
   const authenticate: RequestHandler = async (req, res, next) => {
-    const principal = await authenticateKey(db, req.header('x-api-key'));
+    const principal = await authenticateKey(req.header('x-api-key'));
     if (!principal) return void sendError(res, 'UNAUTHORIZED', 'A valid API key is required in the x-api-key header');
     res.locals.principal = principal;
     next();

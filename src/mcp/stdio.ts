@@ -5,7 +5,6 @@
  * Only MCP messages go to stdout; logs go to stderr.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { authenticateKey } from '../auth.js';
 import { loadConfig } from '../config.js';
 import { openCore } from '../core.js';
 import { createLogger } from '../logger.js';
@@ -20,7 +19,7 @@ if (!apiKey) {
 const config = loadConfig();
 const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
 const core = await openCore(config, logger);
-const server = createMcpServer(core.operations, core.pipeline, () => authenticateKey(core.db, apiKey));
+const server = createMcpServer(core.operations, core.pipeline, () => core.authenticate(apiKey));
 const transport = new StdioServerTransport();
 
 let closing = false;
