@@ -54,7 +54,7 @@ async function serveHttp(core: Core, config: Config): Promise<Server> {
     operations: core.operations,
     pipeline: core.pipeline,
     openApiJson: JSON.stringify(openApiDocument(core.operations, VERSION)),
-    mcp: await connectMcpOverHttp(mcpServer),
+    mcp: await connectMcpOverHttp(mcpServer, core.app.logger),
   });
   return new Promise((resolve, reject) => {
     const server = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(server)));

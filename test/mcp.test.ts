@@ -112,12 +112,39 @@ describe('MCP over Streamable HTTP', () => {
     const notification = await call(`${service.base}/mcp`, { method: 'POST', key: ws.apiKey, headers, body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
     expect(notification.status).toBe(202);
     expect((await call(`${service.base}/mcp`, { key: ws.apiKey })).status).toBe(405);
+    expect((await call(`${service.base}/mcp`)).status).toBe(401);
     const garbage = await call(`${service.base}/mcp`, { method: 'POST', key: ws.apiKey, raw: '{"jsonrpc": ' });
     expect(garbage.status).toBe(400);
     expect(garbage.json.error.code).toBe(-32700);
     const notRpc = await call(`${service.base}/mcp`, { method: 'POST', key: ws.apiKey, body: { hello: 'world' } });
     expect(notRpc.status).toBe(400);
     expect(notRpc.json.error.code).toBe(-32600);
+  });
+
+  it('refuses at once, never by silence, every message the MCP server would not take', async () => {
+    const malformed = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: 5 },
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: null },
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', foo: 1 },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'getCurrentUser', _meta: 5 } },
+      [
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      ],
+    ];
+    for (const body of malformed) {
+      const answer = await call(`${service.base}/mcp`, { method: 'POST', key: ws.apiKey, body, signal: AbortSignal.timeout(5000) });
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(answer.json.error.code).toBe(-32600);
+    }
+    // A cancellation without params is ignored, and the request beside it is answered.
+    const batch = [
+      { jsonrpc: '2.0', id: '', method: 'tools/list' },
+      { jsonrpc: '2.0', method: 'notifications/cancelled' },
+    ];
+    const answer = await call(`${service.base}/mcp`, { method: 'POST', key: ws.apiKey, body: batch, signal: AbortSignal.timeout(5000) });
+    expect(answer.status).toBe(200);
+    expect(answer.json[0].result.tools.length).toBeGreaterThan(0);
   });
 
   it('lets a client cancel only its own requests', async () => {

@@ -79,7 +79,7 @@ beforeAll(async () => {
     operations,
     pipeline,
     openApiJson: '{}',
-    mcp: await connectMcpOverHttp(createMcpServer(operations, pipeline, async (auth) => (auth?.extra?.principal as never) ?? null)),
+    mcp: await connectMcpOverHttp(createMcpServer(operations, pipeline, async (auth) => (auth?.extra?.principal as never) ?? null), logger),
   });
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));

@@ -82,6 +82,7 @@ describe('validation', () => {
     ['/tags?cursor=bm90LWEtY3Vyc29y', 'query.cursor'],
     ['/tags/not-a-uuid', 'path.id'],
     ['/usage/events?cursor=-3', 'query.cursor'],
+    [`/tags?cursor=${Buffer.from(JSON.stringify(['\u0000'])).toString('base64url')}`, 'query.cursor'],
   ])('%s answers 400 VALIDATION_ERROR naming %s', async (path, field) => {
     const answer = await get(path);
     expect(answer.status).toBe(400);
@@ -168,6 +169,23 @@ describe('usage', () => {
       ['getCurrentUser', 200],
       ['listTags', 400],
       [null, 404],
+    ]);
+  });
+
+  it('counts unreadable requests too, whatever the path\'s case, under their surface', async () => {
+    const fresh = await service.workspace();
+    const bad = { method: 'POST', key: fresh.apiKey, raw: '{bad' };
+    expect((await call(`${service.base}/API/V1/tags`, bad)).status).toBe(400);
+    expect((await call(`${service.api}`, bad)).status).toBe(400);
+    const mcp = await call(`${service.base}/mcp/`, bad);
+    expect(mcp.status).toBe(400);
+    expect(mcp.json.error.code).toBe(-32700);
+    await recorded(fresh.workspaceId, 3);
+    const events = (await get('/usage/events', fresh.apiKey)).json.items;
+    expect(events.map((event: { surface: string; operation: string | null; status: number }) => [event.surface, event.operation, event.status]).sort()).toEqual([
+      ['api', null, 400],
+      ['api', null, 400],
+      ['mcp', null, 400],
     ]);
   });
 

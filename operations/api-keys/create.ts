@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp } from '../../src/registry/fields.js';
+import { text, timestamp } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { ApiKey, insertApiKey, toApiKey } from './api-key.js';
 
@@ -11,7 +11,7 @@ export default defineOperation({
   description: 'The key is in the answer once and never again; only its SHA-256 is stored. Internal: an API key cannot create keys.',
   input: {
     body: z.strictObject({
-      name: z.string().trim().min(1).max(100).default('API key'),
+      name: text.trim().min(1).max(100).default('API key'),
       expiresAt: timestamp.optional().meta({ description: 'When the key stops working; it never expires unless given.' }),
     }),
   },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { iso } from '../../src/registry/fields.js';
+import { iso, text } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { Member } from './member.js';
 
@@ -12,7 +12,7 @@ export default defineOperation({
   input: {
     body: z.strictObject({
       email: z.email().transform((email) => email.toLowerCase()),
-      name: z.string().trim().min(1).max(200).optional(),
+      name: text.trim().min(1).max(200).optional(),
     }),
   },
   output: Member,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { Tag, toTag, type TagRow } from './tag.js';
 
@@ -8,7 +9,7 @@ export default defineOperation({
   path: '/tags',
   summary: 'Create a tag',
   description: 'The slug is derived from the name; a second tag with the same slug is a CONFLICT.',
-  input: { body: z.strictObject({ name: z.string().trim().min(1).max(100) }) },
+  input: { body: z.strictObject({ name: text.trim().min(1).max(100) }) },
   output: Tag,
   status: 201,
   errors: ['CONFLICT', 'VALIDATION_ERROR'],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cursor, encodeCursor, itemList, limit } from '../../src/registry/fields.js';
+import { cursor, encodeCursor, itemList, limit, text } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { Tag, toTag, type TagRow } from './tag.js';
 
@@ -12,7 +12,7 @@ export default defineOperation({
   description:
     'Ordered by slug (the name in lowercase ASCII, so `Été` sorts as `ete`). Pages of `{ items, nextCursor }`: ' +
     'pass `nextCursor` back as `cursor` for the next page; it is null on the last.',
-  input: { query: z.object({ limit: limit(), cursor: cursor(z.tuple([z.string()])) }) },
+  input: { query: z.object({ limit: limit(), cursor: cursor(z.tuple([text])) }) },
   output: itemList(Tag),
   async handler({ limit, cursor }, { db, auth }) {
     const after = cursor ? db`AND slug > ${cursor[0]}` : db``;

@@ -5,6 +5,7 @@ import type { Principal } from '../registry/context.js';
 import { NOT_FOUND_MESSAGE, statusOf, type ErrorCode } from '../registry/errors.js';
 import type { Operation } from '../registry/operation.js';
 import type { Outcome, Pipeline } from '../registry/pipeline.js';
+import type { Surface } from '../usage.js';
 
 export interface HttpDependencies {
   authenticateKey: Authenticate;
@@ -28,12 +29,16 @@ export function createHttpApp({ authenticateKey, logger, operations, pipeline, o
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  const authenticate: RequestHandler = async (req, res, next) => {
-    const principal = await authenticateKey(req.header('x-api-key'));
-    if (!principal) return void sendError(res, 'UNAUTHORIZED', 'A valid API key is required in the x-api-key header');
-    res.locals.principal = principal;
-    next();
-  };
+  /** Puts the caller and the surface in `res.locals`, or answers 401. */
+  const authenticate =
+    (surface: Surface): RequestHandler =>
+    async (req, res, next) => {
+      const principal = await authenticateKey(req.header('x-api-key'));
+      if (!principal) return void sendError(res, 'UNAUTHORIZED', 'A valid API key is required in the x-api-key header');
+      res.locals.principal = principal;
+      res.locals.surface = surface;
+      next();
+    };
   const readJson = express.json({ limit: BODY_LIMIT, strict: false });
   /** Reads a JSON body for the methods that carry one, on every path alike, so how a body is refused reveals no route. */
   const readBody: RequestHandler = (req, res, next) => {
@@ -49,7 +54,7 @@ export function createHttpApp({ authenticateKey, logger, operations, pipeline, o
 
   // The key is checked before any route is matched: matching decodes path parameters, and how that fails
   // must not tell a caller without a key which paths exist.
-  app.use('/api/v1', authenticate);
+  app.use('/api/v1', authenticate('api'));
   for (const operation of routeOrder(operations)) {
     const route = `/api/v1${operation.path.replace(/\{(\w+)\}/g, ':$1')}`;
     app[operation.method.toLowerCase() as 'get'](route, readBody, async (req: Request, res: Response) => {
@@ -65,19 +70,22 @@ export function createHttpApp({ authenticateKey, logger, operations, pipeline, o
     send(res, await pipeline.run({ operation: undefined, principal: res.locals.principal as Principal, surface: 'api', input: { kind: 'arguments', value: {} } }));
   });
 
-  app.post('/mcp', authenticate, readBody, mcp);
-  app.all('/mcp', (_req, res) => {
+  app.post('/mcp', authenticate('mcp'), readBody, mcp);
+  app.all('/mcp', authenticate('mcp'), (_req, res) => {
     res.set('allow', 'POST').status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this stateless server takes POST only' }, id: null });
   });
 
   app.use((_req: Request, res: Response) => sendError(res, 'NOT_FOUND', NOT_FOUND_MESSAGE));
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const refusal = requestRefusal(error);
-    // Unreadable requests of key-holding API callers are answered (and counted) as the pipeline answers the rest.
-    if (refusal && req.path.startsWith('/api/v1/') && res.locals.principal) {
-      return send(res, pipeline.refuse(res.locals.principal as Principal, 'api', refusal.code, refusal.message));
+    const principal = res.locals.principal as Principal | undefined;
+    const surface = res.locals.surface as Surface | undefined;
+    if (refusal && principal && surface) {
+      // Answered (and counted) as the pipeline answers everything else, in the surface's own shape.
+      const outcome = pipeline.refuse(principal, surface, refusal.code, refusal.message);
+      if (surface === 'api') return send(res, outcome);
+      return void res.status(outcome.status).json({ jsonrpc: '2.0', error: { code: -32700, message: refusal.message }, id: null });
     }
-    if (refusal && req.path === '/mcp') return void res.status(statusOf(refusal.code)).json({ jsonrpc: '2.0', error: { code: -32700, message: refusal.message }, id: null });
     if (refusal) return sendError(res, refusal.code, refusal.message);
     logger.error('request failed', { method: req.method, path: req.path, error });
     if (res.headersSent) return void res.end();

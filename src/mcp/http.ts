@@ -1,7 +1,16 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Request, Response } from 'express';
+import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
 
 type Reply = (message: JSONRPCMessage | undefined) => void;
@@ -45,8 +54,9 @@ class RequestTransport implements Transport {
         replies.push(new Promise((resolve) => this.waiting.set(id, (reply) => resolve(reply && ({ ...reply, id: message.id } as JSONRPCMessage)))));
         this.onmessage?.({ ...message, id }, { authInfo });
       } else if ('method' in message && message.method === 'notifications/cancelled') {
-        const id = ours.get((message.params as { requestId?: RequestId } | undefined)?.requestId ?? '');
-        if (id !== undefined) this.cancel(id, (message.params as { reason?: string }).reason);
+        const { requestId, reason } = (message.params ?? {}) as { requestId?: RequestId; reason?: unknown };
+        const id = requestId === undefined ? undefined : ours.get(requestId);
+        if (id !== undefined) this.cancel(id, typeof reason === 'string' ? reason : undefined);
       } else if ('method' in message) {
         this.onmessage?.(message, { authInfo });
       }
@@ -72,23 +82,25 @@ class RequestTransport implements Transport {
 }
 
 /**
- * The envelope checks the transport relies on, done by hand because they run on every request: the SDK's own
- * guards are zod parses, and the server validates each request's params against its method's schema anyway.
+ * Exactly what the SDK's server will take: anything else it would drop without an answer, leaving the HTTP
+ * request waiting, so it is refused here at once.
  */
-function isMessage(value: unknown): value is JSONRPCMessage {
-  if (typeof value !== 'object' || value === null || (value as { jsonrpc?: unknown }).jsonrpc !== '2.0') return false;
-  const { id, method } = value as { id?: unknown; method?: unknown };
-  const validId = typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
-  if (method !== undefined) return typeof method === 'string' && (id === undefined || validId);
-  return validId && ('result' in value || 'error' in value);
+const isMessage = (value: unknown): value is JSONRPCMessage =>
+  isJSONRPCRequest(value) || isJSONRPCNotification(value) || isJSONRPCResultResponse(value) || isJSONRPCErrorResponse(value);
+
+/** Request ids must be unique within one HTTP request, or responses and cancellations could not be told apart. */
+function uniqueIds(messages: JSONRPCMessage[]): boolean {
+  const ids = messages.filter((message) => 'method' in message && 'id' in message).map((message) => (message as { id: RequestId }).id);
+  return new Set(ids).size === ids.length;
 }
 
 const rpcError = (res: Response, status: number, code: number, message: string) =>
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 
 /** The Express handler for POST /mcp; authentication has already put the principal in `res.locals`. */
-export async function connectMcpOverHttp(server: Server) {
+export async function connectMcpOverHttp(server: Server, logger: Logger) {
   const transport = new RequestTransport();
+  server.onerror = (error) => logger.warn('MCP server error', { error });
   await server.connect(transport);
 
   return async (req: Request, res: Response) => {
@@ -103,8 +115,9 @@ export async function connectMcpOverHttp(server: Server) {
     const batch = Array.isArray(req.body);
     const messages = (batch ? (req.body as unknown[]) : [req.body]) as JSONRPCMessage[];
     if (messages.length === 0 || !messages.every(isMessage)) {
-      return rpcError(res, 400, -32600, 'Invalid request: the body must be a JSON-RPC 2.0 message');
+      return rpcError(res, 400, -32600, 'Invalid request: the body must be a JSON-RPC 2.0 message (or a batch of them) as MCP defines it');
     }
+    if (!uniqueIds(messages)) return rpcError(res, 400, -32600, 'Invalid request: request ids must be unique within a batch');
     const { answers: pending, abandon } = transport.exchange(messages, res.locals.principal as Principal);
     res.once('close', abandon);
     const answers = await pending;

@@ -79,12 +79,19 @@ export interface Answer {
 /** A REST call as any HTTP client makes it. */
 export async function call(
   url: string,
-  { method = 'GET', key, body, raw, headers = {} }: { method?: string; key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  {
+    method = 'GET',
+    key,
+    body,
+    raw,
+    headers = {},
+    signal,
+  }: { method?: string; key?: string; body?: unknown; raw?: string; headers?: Record<string, string>; signal?: AbortSignal } = {},
 ): Promise<Answer> {
   const sent: Record<string, string> = { ...headers };
   if (key !== undefined) sent['x-api-key'] = key;
   if ((body !== undefined || raw !== undefined) && !sent['content-type']) sent['content-type'] = 'application/json';
-  const response = await fetch(url, { method, headers: sent, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
+  const response = await fetch(url, { method, headers: sent, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)), signal });
   const text = await response.text();
   let json: unknown;
   try {
