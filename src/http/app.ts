@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import type { Authenticate } from '../auth.js';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
-import { NOT_FOUND_MESSAGE, statusOf, type ErrorCode } from '../registry/errors.js';
+import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE, statusOf, type ErrorCode } from '../registry/errors.js';
 import type { Operation } from '../registry/operation.js';
 import type { Outcome, Pipeline } from '../registry/pipeline.js';
 import type { Surface } from '../usage.js';
@@ -89,7 +89,7 @@ export function createHttpApp({ authenticateKey, logger, operations, pipeline, o
     if (refusal) return sendError(res, refusal.code, refusal.message);
     logger.error('request failed', { method: req.method, path: req.path, error });
     if (res.headersSent) return void res.end();
-    sendError(res, 'INTERNAL', 'Something went wrong on our side; it has been logged.');
+    sendError(res, 'INTERNAL', INTERNAL_MESSAGE);
   });
   return app;
 }

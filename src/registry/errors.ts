@@ -22,6 +22,8 @@ export interface ErrorBody {
 
 /** The one text for every 404 that must not reveal whether something exists. */
 export const NOT_FOUND_MESSAGE = 'Not found';
+/** The one text for every unexpected failure: the cause goes to the log, not to the caller. */
+export const INTERNAL_MESSAGE = 'Something went wrong on our side; it has been logged.';
 
 /** Raised by a handler (through `ctx.fail`) or by the pipeline; anything else thrown becomes INTERNAL. */
 export class OperationError extends Error {

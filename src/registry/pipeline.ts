@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { UsageRecorder, Surface } from '../usage.js';
 import type { AppContext, Principal } from './context.js';
-import { NOT_FOUND_MESSAGE, OperationError, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
+import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE, OperationError, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
 import type { Operation } from './operation.js';
 
 /** A call's raw input: REST hands over its parts separately, MCP one object of arguments. */
@@ -73,7 +73,7 @@ export class Pipeline {
 
   private internal(operation: Operation, error: unknown): Outcome {
     this.app.logger.error('operation failed', { operation: operation.id, error });
-    return failure('INTERNAL', 'Something went wrong on our side; it has been logged.');
+    return failure('INTERNAL', INTERNAL_MESSAGE);
   }
 
   private account(principal: Principal, surface: Surface | 'admin', operation: Operation | undefined, status: number) {
