@@ -14,7 +14,7 @@ const logger = createLogger(config.logLevel);
 
 // Handlers go first, so a signal during start-up still stops what was started (the embedded Postgres too).
 // Repeated signals are ignored: a terminal or a supervisor often sends one to each process of the group,
-// and tsx relays its own on top; shutdown bounds itself (DRAIN_MS in src/service.ts).
+// and npm passes its own on as well; shutdown bounds itself (DRAIN_MS in src/service.ts).
 let signalled = false;
 const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
