@@ -99,12 +99,7 @@ async function runOperation(core: Core, name: string, options: Options) {
     SELECT user_id FROM memberships
     WHERE organization_id::text = ${workspaceId} AND ${actor ? core.db`user_id::text = ${actor}` : core.db`role = 'owner'`}`;
   if (!member) throw new CommandError({ code: 'NOT_FOUND', message: actor ? 'No such member of that workspace' : 'No such workspace' });
-  const outcome = await core.pipeline.run({
-    operation: core.operations.find((operation) => operation.id === spec.operation),
-    principal: { kind: 'admin', userId: member.userId, workspaceId },
-    surface: 'admin',
-    input: { kind: 'arguments', value: spec.args(options) },
-  });
+  const outcome = await core.runAs({ userId: member.userId, workspaceId }, spec.operation, spec.args(options));
   if (!outcome.ok) throw new CommandError(outcome.body);
   return outcome.body;
 }

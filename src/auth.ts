@@ -8,7 +8,7 @@ const KEY_SHAPE = /^pw_[A-Za-z0-9_-]{43}$/;
 /** How much of a key is kept in clear, for people to tell their keys apart. */
 const VISIBLE_CHARS = 10;
 
-export const hashKey = (key: string): Buffer => createHash('sha256').update(key).digest();
+const hashKey = (key: string): Buffer => createHash('sha256').update(key).digest();
 
 export function newKey(): { key: string; prefix: string; hash: Buffer } {
   const key = KEY_PREFIX + randomBytes(32).toString('base64url');

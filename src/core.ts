@@ -7,7 +7,7 @@ import { connect, type Database } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import type { Logger } from './logger.js';
 import type { AppContext } from './registry/context.js';
-import { Pipeline } from './registry/pipeline.js';
+import { Pipeline, type Outcome } from './registry/pipeline.js';
 import { UsageRecorder } from './usage.js';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -21,6 +21,8 @@ export interface Core {
   databaseUrl: string;
   operations: typeof operations;
   pipeline: Pipeline;
+  /** Runs an operation (internal ones included) as a member of a workspace, as the admin command does. */
+  runAs(member: { userId: string; workspaceId: string }, operationId: string, args: Record<string, unknown>): Promise<Outcome>;
   close(): Promise<void>;
 }
 
@@ -42,13 +44,21 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
   }
   const app: AppContext = { config, db, logger };
   const usage = new UsageRecorder(db, logger, config.usageFlushMs);
+  const pipeline = new Pipeline(app, usage);
   return {
     app,
     db,
     authenticate: keyAuthenticator(db),
     databaseUrl: database.url,
     operations,
-    pipeline: new Pipeline(app, usage),
+    pipeline,
+    runAs: (member, operationId, args) =>
+      pipeline.run({
+        operation: operations.find((operation) => operation.id === operationId),
+        principal: { kind: 'admin', ...member },
+        surface: 'admin',
+        input: { kind: 'arguments', value: args },
+      }),
     async close() {
       await usage.close();
       await db.end({ timeout: 5 });

@@ -5,9 +5,8 @@ import type { Config } from './config.js';
 import { createHttpApp } from './http/app.js';
 import { openApiDocument } from './http/openapi.js';
 import type { Logger } from './logger.js';
-import { connectMcpOverHttp } from './mcp/http.js';
+import { connectMcpOverHttp, principalOfHttpCall } from './mcp/http.js';
 import { createMcpServer } from './mcp/server.js';
-import type { Principal } from './registry/context.js';
 import { startWorker } from './worker/index.js';
 
 export interface Service {
@@ -47,7 +46,7 @@ export async function startService(config: Config, logger: Logger, roles: { api:
 
 async function serveHttp(core: Core, config: Config): Promise<Server> {
   // The MCP server and the OpenAPI document are built once here, never per request.
-  const mcpServer = createMcpServer(core.operations, core.pipeline, async (authInfo) => (authInfo?.extra?.principal as Principal | undefined) ?? null);
+  const mcpServer = createMcpServer(core.operations, core.pipeline, principalOfHttpCall);
   const app = createHttpApp({
     authenticateKey: core.authenticate,
     logger: core.app.logger,

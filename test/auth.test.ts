@@ -102,14 +102,8 @@ describe('API keys', () => {
   it('revokes the keys of a member removed from the workspace', async () => {
     const member = await owner.admin('addMember', { email: 'Member@Example.com', name: 'Mem' });
     expect(member.user.email).toBe('member@example.com');
-    const principal = { ...owner, userId: member.userId };
     // A key of the member's own, made as the admin command does with --user.
-    const key = await service.service.core.pipeline.run({
-      operation: service.service.core.operations.find((operation) => operation.id === 'createApiKey'),
-      principal: { kind: 'admin', userId: principal.userId, workspaceId: owner.workspaceId },
-      surface: 'admin',
-      input: { kind: 'arguments', value: { name: 'member key' } },
-    });
+    const key = await service.service.core.runAs({ userId: member.userId, workspaceId: owner.workspaceId }, 'createApiKey', { name: 'member key' });
     const memberKey = (key.body as { key: string }).key;
     expect((await me(memberKey)).json.id).toBe(member.userId);
 

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createHttpApp } from '../src/http/app.js';
-import { connectMcpOverHttp } from '../src/mcp/http.js';
+import { connectMcpOverHttp, principalOfHttpCall } from '../src/mcp/http.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { defineOperation } from '../src/registry/operation.js';
 import { Pipeline } from '../src/registry/pipeline.js';
@@ -79,7 +79,7 @@ beforeAll(async () => {
     operations,
     pipeline,
     openApiJson: '{}',
-    mcp: await connectMcpOverHttp(createMcpServer(operations, pipeline, async (auth) => (auth?.extra?.principal as never) ?? null), logger),
+    mcp: await connectMcpOverHttp(createMcpServer(operations, pipeline, principalOfHttpCall), logger),
   });
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));

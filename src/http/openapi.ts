@@ -1,19 +1,7 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { errorCatalogue, type ErrorCode } from '../registry/errors.js';
-import type { Operation } from '../registry/operation.js';
-
-/**
- * The codes any call of `operation` can answer: its own, plus the pipeline's (authentication, input that is
- * unreadable or invalid, an unexpected failure). Both the OpenAPI document and the tool descriptions use it.
- */
-export function declaredErrors(operation: Operation): ErrorCode[] {
-  const codes = new Set<ErrorCode>(['UNAUTHORIZED', ...operation.errors, 'INTERNAL']);
-  const { path, query, body } = operation.input;
-  if (path || query || body) codes.add('VALIDATION_ERROR');
-  if (body) for (const code of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
-  return [...codes];
-}
+import { declaredErrors, type Operation } from '../registry/operation.js';
 
 /** The OpenAPI 3.1 document of the public operations, generated once from the registry. */
 export function openApiDocument(operations: readonly Operation[], version: string) {

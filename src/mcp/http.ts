@@ -12,6 +12,7 @@ import {
 import type { Request, Response } from 'express';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
+import type { PrincipalOf } from './server.js';
 
 type Reply = (message: JSONRPCMessage | undefined) => void;
 
@@ -93,6 +94,9 @@ function uniqueIds(messages: JSONRPCMessage[]): boolean {
   const ids = messages.filter((message) => 'method' in message && 'id' in message).map((message) => (message as { id: RequestId }).id);
   return new Set(ids).size === ids.length;
 }
+
+/** Who makes a tool call that came over HTTP: the transport hands the authenticated principal along. */
+export const principalOfHttpCall: PrincipalOf = async (authInfo) => (authInfo?.extra?.principal as Principal | undefined) ?? null;
 
 const rpcError = (res: Response, status: number, code: number, message: string) =>
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });

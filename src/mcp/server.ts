@@ -1,9 +1,8 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { declaredErrors } from '../http/openapi.js';
 import type { Principal } from '../registry/context.js';
-import type { Operation } from '../registry/operation.js';
+import { declaredErrors, type Operation } from '../registry/operation.js';
 import type { Pipeline } from '../registry/pipeline.js';
 
 export const SERVER_INFO = { name: 'postwise', version: '0.1.0' };

@@ -78,3 +78,15 @@ export function defineOperation<
     handler: spec.handler as Operation['handler'],
   };
 }
+
+/**
+ * The codes any call of `operation` can answer: its own, plus the pipeline's (authentication, input that is
+ * unreadable or invalid, an unexpected failure). Both the OpenAPI document and the tool descriptions use it.
+ */
+export function declaredErrors(operation: Operation): ErrorCode[] {
+  const codes = new Set<ErrorCode>(['UNAUTHORIZED', ...operation.errors, 'INTERNAL']);
+  const { path, query, body } = operation.input;
+  if (path || query || body) codes.add('VALIDATION_ERROR');
+  if (body) for (const code of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
+  return [...codes];
+}

@@ -4,7 +4,6 @@ import { inject } from 'vitest';
 import { bootstrapWorkspace, type BootstrapOptions } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import type { Principal } from '../../src/registry/context.js';
 import { startService, type Service } from '../../src/service.js';
 
 export interface TestService {
@@ -42,13 +41,7 @@ export async function startTestService(): Promise<TestService> {
       return {
         ...created,
         async admin(operationId, args = {}) {
-          const principal: Principal = { kind: 'admin', userId: created.userId, workspaceId: created.workspaceId };
-          const outcome = await service.core.pipeline.run({
-            operation: service.core.operations.find((operation) => operation.id === operationId),
-            principal,
-            surface: 'admin',
-            input: { kind: 'arguments', value: args },
-          });
+          const outcome = await service.core.runAs(created, operationId, args);
           if (!outcome.ok) throw new Error(`${operationId}: ${JSON.stringify(outcome.body)}`);
           return outcome.body;
         },
