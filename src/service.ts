@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { Runner } from 'graphile-worker';
 import { openCore, VERSION, type Core } from './core.js';
 import type { Config } from './config.js';
-import { createHttpApp } from './http/app.js';
+import { answerClientErrors, createHttpApp } from './http/app.js';
 import { openApiDocument } from './http/openapi.js';
 import type { Logger } from './logger.js';
 import { connectMcpOverHttp, principalOfHttpCall } from './mcp/http.js';
@@ -57,6 +57,7 @@ async function serveHttp(core: Core, config: Config): Promise<Server> {
   });
   return new Promise((resolve, reject) => {
     const server = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(server)));
+    answerClientErrors(server);
   });
 }
 

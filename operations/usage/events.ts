@@ -25,7 +25,7 @@ export default defineOperation({
   input: {
     query: z.object({
       limit: limit(),
-      cursor: z.coerce.number().int().min(1).optional().meta({ description: 'The id of the last item of the previous page.' }),
+      cursor: z.number().int().min(1).optional().meta({ description: 'The id of the last item of the previous page.' }),
     }),
   },
   output: z.object({ items: z.array(UsageEvent), nextCursor: z.number().int().nullable() }),

@@ -19,7 +19,7 @@ export default defineOperation({
     'Calls are written in batches, so the last second or so may not be counted yet.',
   input: {
     query: z.object({
-      days: z.coerce.number().int().min(1).max(90).default(30).meta({ description: 'The window, in days back from now: 1 to 90, 30 unless given.' }),
+      days: z.number().int().min(1).max(90).default(30).meta({ description: 'The window, in days back from now: 1 to 90, 30 unless given.' }),
     }),
   },
   output: z.object({ windowDays: z.number().int(), api: SurfaceUsage, mcp: SurfaceUsage }).meta({ id: 'UsageSummary' }),

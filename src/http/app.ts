@@ -1,4 +1,7 @@
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { parse as parseQuery } from 'qs';
 import type { Authenticate } from '../auth.js';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
@@ -28,6 +31,9 @@ export function createHttpApp({ authenticateKey, logger, operations, pipeline, o
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Repeated keys make arrays and `a[b]=c` makes objects (see src/registry/text-input.ts for the rest);
+  // qs refuses keys that would reach Object.prototype, and the bounds keep a query cheap to read.
+  app.set('query parser', (query: string) => parseQuery(query, { depth: 2, arrayLimit: 100, parameterLimit: 1000 }));
 
   /** Puts the caller and the surface in `res.locals`, or answers 401. */
   const authenticate =
@@ -92,6 +98,31 @@ export function createHttpApp({ authenticateKey, logger, operations, pipeline, o
     sendError(res, 'INTERNAL', INTERNAL_MESSAGE);
   });
   return app;
+}
+
+/** Node's limit on the request line and headers together (its default `maxHeaderSize`), in the error message. */
+const HEADER_LIMIT = '16 KiB';
+
+/**
+ * Node answers a request line and headers over its limit with a bare 431 and drops the connection; this
+ * answers with the error body every operation declares, and reads what the client still sends before
+ * closing, so the answer is not lost to a reset. Other unreadable requests are not HTTP, and are closed.
+ */
+export function answerClientErrors(server: Server) {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable) return void socket.destroy();
+    if (error.code !== 'HPE_HEADER_OVERFLOW') return void socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    const body = JSON.stringify({
+      code: 'REQUEST_HEADERS_TOO_LARGE',
+      message: `The request line and headers together exceed ${HEADER_LIMIT}; send long values in a JSON body, or fewer query parameters`,
+    });
+    socket.end(
+      `HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    socket.resume();
+    setTimeout(() => socket.destroy(), 5000).unref();
+  });
 }
 
 function send(res: Response, outcome: Outcome) {

@@ -17,7 +17,12 @@ export function openApiDocument(operations: readonly Operation[], version: strin
       version,
       description:
         'Create posts, attach media, and publish or schedule them to connected channels. Every operation here is also an MCP tool ' +
-        'of the same name at POST /mcp. Errors are `{ code, message }`; branch on `code`.',
+        'of the same name at POST /mcp. Errors are `{ code, message }`; branch on `code`.\n\n' +
+        'Query parameters are text, read as their declared type: numbers in decimal, booleans as `true`/`false`, arrays as ' +
+        'repeated keys (`status=A&status=B`) or comma-separated values (`status=A,B`), objects as deep-object keys ' +
+        '(`cursor[id]=...`) or one JSON text. Unknown query parameters are ignored; unknown body fields are refused. ' +
+        'A body sent with a GET is not read. The request line and headers together may be at most 16 KiB ' +
+        '(`431 REQUEST_HEADERS_TOO_LARGE` beyond).',
     },
     servers: [{ url: '/api/v1' }],
     security: [{ apiKey: [] }],
@@ -30,6 +35,13 @@ export function openApiDocument(operations: readonly Operation[], version: strin
   });
 }
 
+/** What an operation without body fields (a DELETE, an action) takes: no body, or `{}`; any field is refused. */
+const noFieldsBody = {
+  required: false,
+  description: 'This operation takes no body fields: send no body, or `{}`. A field is refused with `VALIDATION_ERROR`.',
+  content: { 'application/json': { schema: z.strictObject({}) } },
+};
+
 function describeOperation(operation: Operation): ZodOpenApiOperationObject {
   const { path, query, body } = operation.input;
   return {
@@ -39,6 +51,7 @@ function describeOperation(operation: Operation): ZodOpenApiOperationObject {
     tags: [operation.path.split('/')[1]!],
     ...((path || query) && { requestParams: { ...(path && { path }), ...(query && { query }) } }),
     ...(body && { requestBody: { required: true, content: { 'application/json': { schema: body } } } }),
+    ...(!body && operation.readsBody && { requestBody: noFieldsBody }),
     responses: {
       [operation.status]: {
         description: operation.status === 201 ? 'Created' : 'OK',

@@ -12,7 +12,7 @@ import {
 import type { Request, Response } from 'express';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
-import type { PrincipalOf } from './server.js';
+import { invalidParams, type PrincipalOf } from './server.js';
 
 type Reply = (message: JSONRPCMessage | undefined) => void;
 
@@ -49,7 +49,10 @@ class RequestTransport implements Transport {
     const ours = new Map<RequestId, number>();
     const replies: Promise<JSONRPCMessage | undefined>[] = [];
     for (const message of messages) {
-      if ('method' in message && 'id' in message) {
+      const refused = invalidParams(message);
+      if (refused) {
+        replies.push(Promise.resolve(refused));
+      } else if ('method' in message && 'id' in message) {
         const id = ++this.lastId;
         ours.set(message.id, id);
         replies.push(new Promise((resolve) => this.waiting.set(id, (reply) => resolve(reply && ({ ...reply, id: message.id } as JSONRPCMessage)))));

@@ -1,5 +1,16 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  isJSONRPCRequest,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+  type CallToolResult,
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Principal } from '../registry/context.js';
 import { declaredErrors, type Operation } from '../registry/operation.js';
@@ -60,6 +71,24 @@ export function createMcpServer(operations: readonly Operation[], pipeline: Pipe
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   });
   return server;
+}
+
+/** The requests this server answers, each with the SDK's own schema for it. */
+const requestSchemas = new Map<string, z.ZodType>(
+  [InitializeRequestSchema, PingRequestSchema, ListToolsRequestSchema, CallToolRequestSchema].map((schema) => [schema.shape.method.value, schema]),
+);
+
+/**
+ * The SDK answers a request whose params break its schema (a tools/call whose `arguments` is not an object)
+ * with -32603 and a raw validation dump, as if the server had failed. Every transport checks requests here
+ * first, so the client gets -32602 (invalid params) with a message that names the field.
+ */
+export function invalidParams(message: JSONRPCMessage): JSONRPCErrorResponse | undefined {
+  if (!isJSONRPCRequest(message)) return undefined;
+  const parsed = requestSchemas.get(message.method)?.safeParse(message);
+  if (!parsed || parsed.success) return undefined;
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message.replace('expected record', 'expected object')}`);
+  return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${problems.join('; ')}` } };
 }
 
 function errorResult(body: { code: string; message: string }): CallToolResult {

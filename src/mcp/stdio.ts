@@ -8,7 +8,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { loadConfig } from '../config.js';
 import { openCore } from '../core.js';
 import { createLogger } from '../logger.js';
-import { createMcpServer } from './server.js';
+import { createMcpServer, invalidParams } from './server.js';
 
 const apiKey = process.env.POSTWISE_API_KEY;
 if (!apiKey) {
@@ -34,3 +34,10 @@ transport.onclose = () => void shutdown();
 process.stdin.on('end', () => void shutdown());
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void shutdown());
 await server.connect(transport);
+// Requests whose params the SDK would refuse as an internal error are answered here, as over HTTP.
+const deliver = transport.onmessage!;
+transport.onmessage = (message) => {
+  const refused = invalidParams(message);
+  if (refused) void transport.send(refused);
+  else deliver(message);
+};

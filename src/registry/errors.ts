@@ -10,6 +10,10 @@ export const errorCatalogue = {
   CONFLICT: { status: 409, description: 'The request conflicts with the current state of the resource.' },
   PAYLOAD_TOO_LARGE: { status: 413, description: 'The request body is larger than the service accepts.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The request body is not application/json.' },
+  REQUEST_HEADERS_TOO_LARGE: {
+    status: 431,
+    description: 'The request line (with its query string) and headers together exceed 16 KiB; nothing was done.',
+  },
   INTERNAL: { status: 500, description: 'An unexpected failure; nothing about it is revealed, and it is logged.' },
 } as const satisfies Record<string, { status: number; description: string }>;
 

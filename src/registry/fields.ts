@@ -13,9 +13,9 @@ export const isoOrNull = (value: Date | null): string | null => (value ? value.t
 
 export const success = z.object({ success: z.boolean() }).meta({ id: 'Success' });
 
-/** `limit` for cursor lists; query strings arrive as text, MCP arguments as numbers. */
+/** `limit` for cursor lists (REST reads it from the query text; see text-input.ts). */
 export const limit = (defaultValue = 50, max = 100) =>
-  z.coerce
+  z
     .number()
     .int()
     .min(1)

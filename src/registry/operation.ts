@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ErrorCode } from './errors.js';
 import type { HandlerContext } from './context.js';
+import { fromText } from './text-input.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** `public`: reachable with an API key (REST, OpenAPI, MCP). `internal` (the default): dashboard and admin only. */
@@ -36,8 +37,12 @@ export interface Operation {
   summary: string;
   description: string | undefined;
   input: { path?: AnyObject; query?: AnyObject; body?: AnyObject };
-  /** Path, query and body fields in one object: the MCP tool's input. */
+  /** The path and query schemas REST validates with: the same declarations, read from text (see fromText). */
+  textInput: { path?: z.ZodType; query?: z.ZodType };
+  /** Path, query and body fields in one object: the MCP tool's input, validated strictly. */
   arguments: AnyObject;
+  /** Whether a request body is read: every method but GET. One without declared fields takes none, or `{}`. */
+  readsBody: boolean;
   output: z.ZodType;
   status: 200 | 201;
   errors: readonly ErrorCode[];
@@ -71,7 +76,9 @@ export function defineOperation<
     summary: spec.summary,
     description: spec.description,
     input,
+    textInput: { path: input.path && fromText(input.path), query: input.query && fromText(input.query) },
     arguments: z.strictObject(Object.assign({}, ...parts.map((part) => part.shape))),
+    readsBody: spec.method !== 'GET',
     output: spec.output,
     status: spec.status ?? 200,
     errors: spec.errors ?? [],
@@ -80,13 +87,13 @@ export function defineOperation<
 }
 
 /**
- * The codes any call of `operation` can answer: its own, plus the pipeline's (authentication, input that is
- * unreadable or invalid, an unexpected failure). Both the OpenAPI document and the tool descriptions use it.
+ * The codes any call of `operation` can answer: its own, plus the pipeline's and the HTTP edge's
+ * (authentication, headers too large, input that is unreadable or invalid, an unexpected failure). Both the
+ * OpenAPI document and the tool descriptions use it.
  */
 export function declaredErrors(operation: Operation): ErrorCode[] {
-  const codes = new Set<ErrorCode>(['UNAUTHORIZED', ...operation.errors, 'INTERNAL']);
-  const { path, query, body } = operation.input;
-  if (path || query || body) codes.add('VALIDATION_ERROR');
-  if (body) for (const code of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
+  // Every operation can meet VALIDATION_ERROR: MCP refuses arguments its tool does not declare, even where none are.
+  const codes = new Set<ErrorCode>(['UNAUTHORIZED', 'REQUEST_HEADERS_TOO_LARGE', 'VALIDATION_ERROR', ...operation.errors, 'INTERNAL']);
+  if (operation.readsBody) for (const code of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
   return [...codes];
 }

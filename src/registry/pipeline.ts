@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { UsageRecorder, Surface } from '../usage.js';
 import type { AppContext, Principal } from './context.js';
 import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE, OperationError, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
@@ -95,13 +95,21 @@ function failure(code: ErrorCode, message: string): Outcome {
 
 type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
 
+/** What a body sent to an operation without body fields must be: nothing, or `{}`. */
+const noFields = z.strictObject({});
+
 function parseInput(operation: Operation, input: RawInput): Parsed {
   if (input.kind === 'arguments') return validate(operation.arguments, input.value ?? {}, '');
+  const parts = [
+    ['path', operation.textInput.path, input.path],
+    ['query', operation.textInput.query, input.query],
+    ['body', operation.input.body ?? (operation.readsBody ? noFields : undefined), input.body],
+  ] as const;
   const value: Record<string, unknown> = {};
-  for (const part of ['path', 'query', 'body'] as const) {
-    const schema = operation.input[part];
+  for (const [part, schema, raw] of parts) {
     if (!schema) continue;
-    const parsed = validate(schema, input[part] ?? {}, `${part}.`);
+    // An absent part is empty; a JSON `null` body is a body, and refused as one.
+    const parsed = validate(schema, raw === undefined ? {} : raw, `${part}.`);
     if (!parsed.ok) return parsed;
     Object.assign(value, parsed.value);
   }

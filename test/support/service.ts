@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 import { bootstrapWorkspace, type BootstrapOptions } from '../../src/bootstrap.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startService, type Service } from '../../src/service.js';
 
@@ -26,9 +26,9 @@ export interface Workspace {
 }
 
 /** The service as `npm run api` runs it, on a fresh database of its own, on a free port. */
-export async function startTestService(): Promise<TestService> {
+export async function startTestService(overrides: Partial<Config> = {}): Promise<TestService> {
   const databaseUrl = await freshDatabase();
-  const config = { ...loadConfig({}), databaseUrl, port: 0, usageFlushMs: 20, logLevel: 'silent' as const };
+  const config: Config = { ...loadConfig({}), databaseUrl, port: 0, usageFlushMs: 20, logLevel: 'silent', ...overrides };
   const service = await startService(config, createLogger(config.logLevel), { api: true, worker: false });
   const base = service.url!;
   return {
