@@ -9,6 +9,7 @@ import { bootstrapWorkspace } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { openCore, type Core } from './core.js';
 import { createLogger } from './logger.js';
+import { exitOnStartupFailure, orExit } from './startup.js';
 
 const usage = `Usage: npm run admin -- <command> [options]
 
@@ -67,8 +68,8 @@ if (values.help || !command || (command !== 'bootstrap' && !operationCommands[co
   process.exit(values.help ? 0 : 2);
 }
 
-const config = loadConfig();
-const core = await openCore(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel));
+const config = orExit(loadConfig);
+const core = await openCore(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel)).catch(exitOnStartupFailure);
 let exitCode = 0;
 try {
   const result = command === 'bootstrap' ? await bootstrap(core, values) : await runOperation(core, command, values);

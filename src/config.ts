@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { StartupError } from './startup.js';
 
 /** Everything the service reads from its environment, read once at start. */
 export interface Config {
@@ -34,11 +35,11 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  if (!Number.isInteger(value) || value < 0) throw new StartupError(`${name} must be a non-negative integer, got "${raw}"`);
   return value;
 }
 
 function logLevel(raw: string): LogLevel {
   if (['debug', 'info', 'warn', 'error', 'silent'].includes(raw)) return raw as LogLevel;
-  throw new Error(`LOG_LEVEL must be one of debug, info, warn, error, silent; got "${raw}"`);
+  throw new StartupError(`LOG_LEVEL must be one of debug, info, warn, error, silent; got "${raw}"`);
 }

@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
 import { connect, type Database } from './db/index.js';
 import { migrate } from './db/migrate.js';
+import { waitForDatabase } from './db/wait.js';
 import type { Logger } from './logger.js';
 import type { AppContext } from './registry/context.js';
 import { Pipeline, type Outcome } from './registry/pipeline.js';
@@ -27,8 +28,9 @@ export interface Core {
 }
 
 /**
- * Connects to DATABASE_URL, or starts (or joins) the embedded Postgres under DATA_DIR, and applies the
- * migrations. `close` flushes usage, disconnects, and stops an embedded Postgres this process started.
+ * Connects to DATABASE_URL (waiting a bounded time for it to answer), or starts (or joins) the embedded
+ * Postgres under DATA_DIR, and applies the migrations. `close` flushes usage, disconnects, and leaves the
+ * embedded Postgres, which stops when the last process using it leaves.
  */
 export async function openCore(config: Config, logger: Logger): Promise<Core> {
   const database = config.databaseUrl
@@ -36,6 +38,7 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
     : await startEmbeddedPostgres(config.dataDir, logger);
   const db = connect(database.url, config.databasePoolSize);
   try {
+    if (config.databaseUrl) await waitForDatabase(db, config.databaseUrl, logger);
     await migrate(db, logger);
   } catch (error) {
     await db.end({ timeout: 1 });

@@ -6,10 +6,11 @@ import { bootstrapIfEmpty } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startService } from './service.js';
+import { exitOnStartupFailure, orExit } from './startup.js';
 
 const args = new Set(process.argv.slice(2));
 const roles = args.has('--api') || args.has('--worker') ? { api: args.has('--api'), worker: args.has('--worker') } : { api: true, worker: true };
-const config = loadConfig();
+const config = orExit(loadConfig);
 const logger = createLogger(config.logLevel);
 
 // Handlers go first, so a signal during start-up still stops what was started (the embedded Postgres too).
@@ -25,10 +26,8 @@ const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
   }
 });
 
-const service = await startService(config, logger, roles).catch((error: unknown) => {
-  logger.error('could not start', { error });
-  process.exit(1);
-});
+// What was started is stopped again before this rejects (src/service.ts), the embedded Postgres included.
+const service = await startService(config, logger, roles).catch(exitOnStartupFailure);
 if (!signalled) await announce();
 
 const signal = await stopSignal;

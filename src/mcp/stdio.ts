@@ -8,6 +8,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { loadConfig } from '../config.js';
 import { openCore } from '../core.js';
 import { createLogger } from '../logger.js';
+import { exitOnStartupFailure, orExit } from '../startup.js';
 import { createMcpServer, invalidParams } from './server.js';
 
 const apiKey = process.env.POSTWISE_API_KEY;
@@ -16,9 +17,9 @@ if (!apiKey) {
   process.exit(2);
 }
 
-const config = loadConfig();
+const config = orExit(loadConfig);
 const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-const core = await openCore(config, logger);
+const core = await openCore(config, logger).catch(exitOnStartupFailure);
 const server = createMcpServer(core.operations, core.pipeline, () => core.authenticate(apiKey));
 const transport = new StdioServerTransport();
 

@@ -1,9 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { createLogger } from '../../src/logger.js';
+import { removeDataDir } from './processes.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,6 +25,6 @@ export default async function setup(project: TestProject) {
   project.provide('postgresUrl', postgres.url);
   return async () => {
     await postgres.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await removeDataDir(dataDir);
   };
 }
