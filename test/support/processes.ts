@@ -18,12 +18,12 @@ export interface RunOptions {
 }
 
 /**
- * Runs npm with `args`, in a process group of its own, as from a fresh shell: without the npm_* variables the
- * npm running the tests set (its cache and user config among them). LOG_LEVEL is warn unless `env` says.
+ * Runs npm with `args`, in a process group of its own, as from a fresh shell: without the npm_* and VITEST* variables the
+ * npm and vitest running the tests set (its cache and user config among them). LOG_LEVEL is warn unless `env` says.
  */
 export function run(args: string[], env: Record<string, string>, { cwd, user }: RunOptions = {}): Running {
   let output = '';
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm_|vitest)/i.test(name)));
   const child = spawn('npm', args, {
     cwd,
     env: { ...inherited, LOG_LEVEL: 'warn', ...(user && { HOME: user.home, USER: user.name }), ...env },

@@ -1,0 +1,122 @@
+import { execFile } from 'node:child_process';
+import { chmod, copyFile, mkdir, mkdtemp, readlink, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../src/net.js';
+import { admin, gone, postmasterOf, removeDataDir, run, stop, waitFor } from './support/processes.js';
+import { call } from './support/service.js';
+
+/**
+ * The README's commands from a checkout anywhere, as root or as an ordinary user: they work, and change the
+ * permissions of no directory the user did not hand over.
+ */
+
+const exec = promisify(execFile);
+const isRoot = process.getuid?.() === 0;
+
+/**
+ * A checkout of this project at `target`, as `git clone` and `npm install` leave one: the files of the work
+ * tree (tracked, and new ones not ignored) and node_modules, hard-linked (fast, and physically under
+ * `target`, so every permission on the way applies), without vitest's cache, which a test run rewrites.
+ */
+async function checkout(target: string) {
+  const { stdout } = await exec('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z']);
+  for (const file of stdout.split('\0').filter(Boolean)) {
+    await mkdir(join(target, dirname(file)), { recursive: true });
+    await copyFile(file, join(target, file)).catch((error) => {
+      if (error.code !== 'ENOENT') throw error; // deleted in the work tree, not yet in git
+    });
+  }
+  await exec('cp', ['-al', 'node_modules', join(target, 'node_modules')]);
+  await rm(join(target, 'node_modules', '.vite'), { recursive: true, force: true });
+}
+
+/** The modes of every directory from / down to `path`. */
+async function modesOnTheWay(path: string) {
+  const modes: Record<string, string> = {};
+  for (let dir = path; dir !== dirname(dir); dir = dirname(dir)) modes[dir] = ((await stat(dir)).mode & 0o7777).toString(8);
+  return modes;
+}
+
+describe.concurrent('a checkout anywhere', () => {
+  it('as root, in a directory only root may enter (0700, as root’s home is), under a path with spaces: npm test and npm start work', async (ctx) => {
+    if (!isRoot) ctx.skip('runs as root only: Postgres runs as another user, who meets the 0700 directory, only when the service runs as root');
+    const home = await mkdtemp(join(tmpdir(), 'postwise-root-home-')); // mode 0700
+    const project = join(home, 'my projects', 'postwise');
+    try {
+      await checkout(project);
+      const modes = await modesOnTheWay(project);
+
+      // npm test's start-up: the suite's own embedded Postgres, from binaries under the 0700 directory.
+      const test = run(['test', '--', 'test/shutdown.test.ts'], {}, { cwd: project });
+      expect(await test.exited, test.output()).toBe(0);
+      expect(test.output()).toMatch(/1 passed/);
+
+      const env = { PORT: String(await freePort()), HOST: '127.0.0.1', DATABASE_URL: '', LOG_LEVEL: 'info' };
+      const first = run(['start'], env, { cwd: project });
+      const [, apiKey] = await waitFor(first, /apiKey\s+(pw_\S+)/);
+      expect(first.output()).toContain('the postgres user cannot reach DATA_DIR, so the cluster lives where it can, linked from DATA_DIR');
+      expect(first.output()).toContain(`"reason":"${home} is mode 0700"`);
+      const cluster = await readlink(join(project, '.data', 'postgres'));
+      expect(cluster).toMatch(/^\/var\/lib\/postwise\//);
+      const { pid } = (await postmasterOf(join(project, '.data')))!;
+      // The binaries the postgres user runs are a copy it can reach, not the ones under the 0700 directory.
+      expect(await readlink(`/proc/${pid}/exe`)).toMatch(new RegExp(`^${tmpdir()}/postwise-postgres-`));
+      expect((await call(`http://127.0.0.1:${env.PORT}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+      expect(await stop(first)).toBe(true);
+      expect(first.output()).not.toContain('"level":"error"');
+      expect(await gone(pid)).toBe(true);
+
+      // The second start finds its cluster and changes nothing, so it says nothing of changes.
+      const second = run(['start'], env, { cwd: project });
+      await waitFor(second, /MCP\s+http/);
+      expect(second.output()).not.toMatch(/cannot reach|initialising|copied|traverse/);
+      expect((await call(`http://127.0.0.1:${env.PORT}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+      expect(await stop(second)).toBe(true);
+
+      expect(await modesOnTheWay(project)).toEqual(modes);
+    } finally {
+      await removeDataDir(join(project, '.data'));
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  it('as an ordinary user, from a checkout it cannot write, with DATA_DIR in its own 0700 home: npm start and the admin command work', async (ctx) => {
+    const name = 'postwise-test';
+    let user: { name: string; uid: number; gid: number; home: string } | undefined;
+    if (isRoot) {
+      const made = await exec('id', ['-u', name]).catch(() => exec('useradd', ['--create-home', '--shell', '/bin/sh', name]).catch((error: Error) => error));
+      if (made instanceof Error) ctx.skip(`this machine does not let the test make an ordinary user (useradd: ${made.message})`);
+      const [uid, gid] = await Promise.all([exec('id', ['-u', name]), exec('id', ['-g', name])]);
+      const home = (await exec('sh', ['-c', `getent passwd ${name} | cut -d: -f6`])).stdout.trim();
+      user = { name, uid: Number(uid.stdout), gid: Number(gid.stdout), home };
+      await chmod(home, 0o700);
+    }
+    const readOnly = await mkdtemp(join(tmpdir(), 'postwise-read-only-'));
+    const project = join(readOnly, 'postwise');
+    const dataDir = join(user?.home ?? readOnly, 'postwise data');
+    try {
+      await checkout(project);
+      if (user) await chmod(readOnly, 0o755); // root's, readable by the user, not writable
+      const env = { PORT: String(await freePort()), HOST: '127.0.0.1', DATABASE_URL: '', LOG_LEVEL: 'info', DATA_DIR: dataDir };
+      const server = run(['start'], env, { cwd: project, user });
+      const [, apiKey] = await waitFor(server, /apiKey\s+(pw_\S+)/);
+      expect(server.output()).not.toContain('postgres user');
+      if (user) expect((await stat(join(dataDir, 'postgres'))).uid).toBe(user.uid);
+      const boot = await admin(['bootstrap'], env, { cwd: project, user });
+      expect(boot.code).toBe(0);
+      expect((await call(`http://127.0.0.1:${env.PORT}/api/v1/users/me`, { key: boot.json.apiKey })).status).toBe(200);
+      expect((await call(`http://127.0.0.1:${env.PORT}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+      const { pid } = (await postmasterOf(dataDir))!;
+      expect(await stop(server)).toBe(true);
+      expect(server.output()).not.toContain('"level":"error"');
+      expect(await gone(pid)).toBe(true);
+    } finally {
+      await rm(readOnly, { recursive: true, force: true });
+      if (user) await exec('userdel', ['--remove', name]).catch(() => {});
+      else await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

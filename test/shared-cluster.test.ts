@@ -1,0 +1,151 @@
+import { spawn } from 'node:child_process';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../src/net.js';
+import { admin, alive, gone, postmasterOf, removeDataDir, run, stop, waitFor, type Running } from './support/processes.js';
+import { call } from './support/service.js';
+
+/**
+ * Processes that share one embedded cluster (one DATA_DIR) keep it running while any of them runs: it stops
+ * with the last one, whichever started it; and a cluster whose processes were all killed is taken over.
+ */
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'postwise-shared-'));
+  await chmod(dir, 0o755);
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+async function environment(name: string) {
+  const port = await freePort();
+  return { DATA_DIR: join(dir, name), PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: '', LOG_LEVEL: 'info' };
+}
+
+const count = (text: string, part: string) => text.split(part).length - 1;
+const noErrors = (running: Running) => expect(running.output()).not.toContain('"level":"error"');
+
+/** A query on the cluster of a DATA_DIR, as any client makes it. */
+async function clusterAnswers(dataDir: string) {
+  const postmaster = await postmasterOf(dataDir);
+  const credentials = JSON.parse(await readFile(join(dataDir, 'postgres-credentials.json'), 'utf8'));
+  const db = postgres({ host: '127.0.0.1', port: postmaster!.port, user: credentials.user, password: credentials.password, database: 'postgres', max: 1 });
+  try {
+    const [row] = await db`SELECT count(*)::int AS n FROM organizations`;
+    return row!.n as number;
+  } finally {
+    await db.end();
+  }
+}
+
+describe.concurrent('one embedded cluster, several processes', () => {
+  it('npm run api and npm run worker started at once: one starts the cluster, the other joins; it stops with the last of them', async () => {
+    const env = await environment('race');
+    try {
+      const api = run(['run', 'api'], env);
+      const worker = run(['run', 'worker'], env);
+      const [, apiKey] = await waitFor(api, /apiKey\s+(pw_\S+)/);
+      await waitFor(worker, /worker running/);
+      const outputs = api.output() + worker.output();
+      expect(count(outputs, 'initialising the embedded Postgres cluster')).toBe(1);
+      expect(count(outputs, '"embedded Postgres started"')).toBe(1);
+      expect(count(outputs, 'joined the embedded Postgres another process runs')).toBe(1);
+      const { pid } = (await postmasterOf(env.DATA_DIR))!;
+
+      // The admin command joins and leaves: the cluster stays up for the two.
+      const boot = await admin(['bootstrap'], env);
+      expect(boot.code).toBe(0);
+      expect(alive(pid)).toBe(true);
+
+      // The one that started the cluster stops first: the cluster stays up for the other.
+      const [first, second] = api.output().includes('"embedded Postgres started"') ? [api, worker] : [worker, api];
+      expect(await stop(first)).toBe(true);
+      noErrors(first);
+      expect(first.output()).not.toContain('embedded Postgres stopped');
+      expect(alive(pid)).toBe(true);
+      expect(await clusterAnswers(env.DATA_DIR)).toBe(2);
+      if (second === api) expect((await call(`http://127.0.0.1:${env.PORT}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+
+      expect(await stop(second)).toBe(true);
+      noErrors(second);
+      expect(second.output()).toContain('embedded Postgres stopped');
+      expect(await gone(pid)).toBe(true);
+    } finally {
+      await removeDataDir(env.DATA_DIR);
+    }
+  });
+
+  it('npm start stops first, npm run api on another port goes on serving on the cluster npm start began', async () => {
+    const env = await environment('start-then-api');
+    const apiPort = String(await freePort());
+    try {
+      const server = run(['start'], env);
+      const [, apiKey] = await waitFor(server, /apiKey\s+(pw_\S+)/);
+      const api = run(['run', 'api'], { ...env, PORT: apiPort });
+      await waitFor(api, /API and MCP running/);
+      expect(api.output()).toContain('joined the embedded Postgres another process runs');
+      const { pid } = (await postmasterOf(env.DATA_DIR))!;
+
+      expect(await stop(server)).toBe(true);
+      noErrors(server);
+      expect(alive(pid)).toBe(true);
+      expect((await call(`http://127.0.0.1:${apiPort}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+
+      expect(await stop(api)).toBe(true);
+      noErrors(api);
+      expect(await gone(pid)).toBe(true);
+    } finally {
+      await removeDataDir(env.DATA_DIR);
+    }
+  });
+
+  it('takes over a cluster whose service was killed outright, and one whose postmaster.pid names a live stranger after a power loss', async () => {
+    const env = await environment('killed');
+    const base = `http://127.0.0.1:${env.PORT}`;
+    let stranger: ReturnType<typeof spawn> | undefined;
+    try {
+      const killed = run(['start'], env);
+      const [, apiKey] = await waitFor(killed, /apiKey\s+(pw_\S+)/);
+      const { pid } = (await postmasterOf(env.DATA_DIR))!;
+      await stop(killed, { signal: 'SIGKILL' });
+      expect(alive(pid)).toBe(true);
+
+      const next = run(['start'], env);
+      await waitFor(next, /MCP\s+http/);
+      expect(next.output()).toContain('took over the embedded Postgres that a process which is gone left running');
+      expect((await call(`${base}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+      expect(await stop(next)).toBe(true);
+      noErrors(next);
+      expect(await gone(pid)).toBe(true);
+
+      // Power loss: the service and its Postgres die at once, and the pid in postmaster.pid is then another
+      // process's, which Postgres alone would take for a running postmaster.
+      const lost = run(['start'], env);
+      await waitFor(lost, /MCP\s+http/);
+      const before = (await postmasterOf(env.DATA_DIR))!;
+      await stop(lost, { signal: 'SIGKILL' });
+      process.kill(before.pid, 'SIGKILL');
+      expect(await gone(before.pid)).toBe(true);
+      stranger = spawn('sleep', ['60'], { stdio: 'ignore' });
+      const pidFile = join(env.DATA_DIR, 'postgres', 'postmaster.pid');
+      const lines = (await readFile(pidFile, 'utf8')).split('\n');
+      await writeFile(pidFile, [String(stranger.pid), ...lines.slice(1)].join('\n'));
+
+      const after = run(['start'], env);
+      await waitFor(after, /MCP\s+http/);
+      expect(after.output()).toContain('a stale postmaster.pid was left by a Postgres that is gone');
+      expect((await call(`${base}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+      const { pid: newPid } = (await postmasterOf(env.DATA_DIR))!;
+      expect(await stop(after)).toBe(true);
+      noErrors(after);
+      expect(await gone(newPid)).toBe(true);
+      expect(alive(stranger.pid!)).toBe(true);
+    } finally {
+      stranger?.kill();
+      await removeDataDir(env.DATA_DIR);
+    }
+  });
+});
