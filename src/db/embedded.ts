@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { access, chown, constants, mkdir, mkdtemp, open, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -114,8 +114,9 @@ async function shippedBinaries(): Promise<{ dir: string; version: string }> {
 
 /**
  * The postmaster running this cluster, from its postmaster.pid (line 1 the pid, line 4 the port, line 8 the
- * status). A postmaster.pid whose process is gone, or is not a postmaster of this cluster (its pid reused
- * after a power loss), is removed; one that is shutting down is waited for.
+ * status); one that is shutting down is waited for. A postmaster.pid whose pid is gone is left to Postgres,
+ * which ignores it. One whose pid now belongs to another process (reused after a power loss) is removed:
+ * Postgres would take that process for a postmaster still running and refuse to start.
  */
 async function runningPostmaster(server: Server, logger: Logger): Promise<{ pid: number; port: number } | undefined> {
   const pidFile = join(server.clusterDir, 'postmaster.pid');
@@ -136,7 +137,10 @@ async function runningPostmaster(server: Server, logger: Logger): Promise<{ pid:
   return { pid, port };
 }
 
-/** Whether `pid` is a postmaster of this cluster: its command line (Linux) names the cluster; elsewhere, alive. */
+/**
+ * Whether `pid` is a postmaster of this cluster: its command line (Linux) gives `-D` a directory that is the
+ * cluster's, however the path is spelled; without /proc, whether it is alive.
+ */
 function isPostmasterOf(pid: number, clusterDir: string): boolean {
   if (!alive(pid)) return false;
   let argv: string[];
@@ -145,7 +149,14 @@ function isPostmasterOf(pid: number, clusterDir: string): boolean {
   } catch {
     return true;
   }
-  return argv.some((arg, i) => argv[i - 1] === '-D' && arg === clusterDir);
+  const dataDir = argv[argv.indexOf('-D') + 1];
+  if (!argv.includes('-D') || !dataDir) return false;
+  try {
+    const [given, ours] = [statSync(dataDir), statSync(clusterDir)];
+    return given.dev === ours.dev && given.ino === ours.ino;
+  } catch {
+    return false;
+  }
 }
 
 async function start(server: Server, credentials: Credentials, logger: Logger): Promise<Membership> {
@@ -166,7 +177,11 @@ async function start(server: Server, credentials: Credentials, logger: Logger): 
     });
     if (pid === undefined) continue;
     logger.info('embedded Postgres started', { port, cluster: server.clusterDir });
-    return becomeMember(server, { pid, port }, credentials, logger, { started: true });
+    return becomeMember(server, { pid, port }, credentials, logger, { started: true }).catch(async (error: unknown) => {
+      process.kill(pid, 'SIGINT'); // nobody could use it: stop it again
+      await waitForExit(pid, STOP_MS);
+      throw error;
+    });
   }
 }
 
@@ -273,9 +288,15 @@ async function becomeMember(
       }
     }
   }
-  const [{ alone }] = (await holder`SELECT pg_try_advisory_lock(hashtext('postwise:cluster-users')) AS alone`) as unknown as [{ alone: boolean }];
-  if (alone) await holder`SELECT pg_advisory_unlock(hashtext('postwise:cluster-users'))`;
-  await holder`SELECT pg_advisory_lock_shared(hashtext('postwise:cluster-users'))`;
+  let alone: boolean;
+  try {
+    [{ alone }] = (await holder`SELECT pg_try_advisory_lock(hashtext('postwise:cluster-users')) AS alone`) as unknown as [{ alone: boolean }];
+    if (alone) await holder`SELECT pg_advisory_unlock(hashtext('postwise:cluster-users'))`;
+    await holder`SELECT pg_advisory_lock_shared(hashtext('postwise:cluster-users'))`;
+  } catch (error) {
+    await sql.end({ timeout: 0 });
+    throw error;
+  }
   if (!started) {
     if (alone) logger.warn('took over the embedded Postgres that a process which is gone left running; it stops with this one', { pid: postmaster.pid, port: postmaster.port });
     else logger.info('joined the embedded Postgres another process runs', { port: postmaster.port });
@@ -309,7 +330,9 @@ async function readOrCreateCredentials(dataDir: string): Promise<Credentials> {
   try {
     return JSON.parse(await readFile(file, 'utf8')) as Credentials;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw new StartupError(`cannot read ${file} (${describeFsError(error)}); run as the user who made DATA_DIR, or set DATA_DIR to a directory of your own`);
+    }
   }
   const credentials = { user: 'postwise', password: randomBytes(24).toString('base64url') };
   await writeFile(file, JSON.stringify(credentials), { mode: 0o600, flag: 'wx' }).catch(async (error) => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,7 +24,7 @@ export async function withFileLock<T>(path: string, critical: () => Promise<T>):
 async function acquire(path: string) {
   const me = holderId(process.pid);
   // The content is written before the lock exists: link() makes it appear whole, or fails if it exists.
-  const draft = `${path}.${process.pid}`;
+  const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
   await writeFile(draft, me);
   try {
     for (const started = Date.now(); ; ) {
@@ -46,7 +47,7 @@ async function acquire(path: string) {
 
 /** Removes the lock of a dead holder, unless another process replaced it in the meantime. */
 async function takeOver(path: string, deadHolder: string) {
-  const aside = `${path}.stale.${process.pid}`;
+  const aside = `${path}.stale.${process.pid}.${randomBytes(4).toString('hex')}`;
   try {
     await rename(path, aside);
   } catch {

@@ -1,0 +1,39 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTime, withFileLock } from '../src/db/file-lock.js';
+
+/** The lock under DATA_DIR that serialises starting, joining and leaving an embedded cluster. */
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'postwise-lock-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+it('lets one holder in at a time, and names the holder by pid and start time', async () => {
+  const lock = join(dir, 'one-at-a-time.lock');
+  const order: string[] = [];
+  const hold = (name: string) =>
+    withFileLock(lock, async () => {
+      order.push(`${name} in`);
+      expect(await readFile(lock, 'utf8')).toBe(`${process.pid} ${startTime(process.pid) ?? ''}`);
+      await sleep(100);
+      order.push(`${name} out`);
+    });
+  await Promise.all([hold('a'), hold('b')]);
+  expect(order).toEqual(['a in', 'a out', 'b in', 'b out']);
+});
+
+it('takes over the lock of a holder that died, and of one whose pid now belongs to another process', async () => {
+  const lock = join(dir, 'stale.lock');
+  await writeFile(lock, '2147483646 12345'); // no such process
+  const started = Date.now();
+  await withFileLock(lock, async () => {});
+  // This process's pid, but another start time: the holder died and its pid was reused.
+  await writeFile(lock, `${process.pid} 1`);
+  await withFileLock(lock, async () => {});
+  expect(Date.now() - started).toBeLessThan(1000);
+});
