@@ -99,7 +99,8 @@ describe.concurrent('a checkout anywhere', () => {
     const dataDir = join(user?.home ?? readOnly, 'postwise data');
     try {
       await checkout(project);
-      if (user) await chmod(readOnly, 0o755); // root's, readable by the user, not writable
+      // Root's and readable by the user; run as an ordinary user already, the checkout is made read-only.
+      await chmod(user ? readOnly : project, user ? 0o755 : 0o555);
       const env = { PORT: String(await freePort()), HOST: '127.0.0.1', DATABASE_URL: '', LOG_LEVEL: 'info', DATA_DIR: dataDir };
       const server = run(['start'], env, { cwd: project, user });
       const [, apiKey] = await waitFor(server, /apiKey\s+(pw_\S+)/);
@@ -114,6 +115,7 @@ describe.concurrent('a checkout anywhere', () => {
       expect(server.output()).not.toContain('"level":"error"');
       expect(await gone(pid)).toBe(true);
     } finally {
+      await chmod(project, 0o755).catch(() => {});
       await rm(readOnly, { recursive: true, force: true });
       if (user) await exec('userdel', ['--remove', name]).catch(() => {});
       else await rm(dataDir, { recursive: true, force: true });
