@@ -42,13 +42,16 @@ interface Membership {
   holder: postgres.ReservedSql;
 }
 
+/** The advisory lock each process using the cluster holds in shared mode (see startEmbeddedPostgres). */
+const MEMBERS = 'postwise:cluster-users';
+
 /** How long a postmaster may take to become ready (crash recovery included) or to stop. */
 const READY_MS = 60_000;
 const STOP_MS = 60_000;
 
 /**
  * Starts the cluster under DATA_DIR, or joins it when another process (a server, a worker, the admin command)
- * runs it. The processes that share it each hold the advisory lock `postwise:cluster-users` in shared mode on
+ * runs it. The processes that share it each hold the advisory lock MEMBERS in shared mode on
  * a connection of their own; Postgres drops it with the connection however the process ends (SIGKILL
  * included), so the membership cannot go stale. A process that leaves and then gets that lock in exclusive
  * mode was the last one and stops the cluster. Starting, joining and leaving are serialised by a lock file in
@@ -290,9 +293,9 @@ async function becomeMember(
   }
   let alone: boolean;
   try {
-    [{ alone }] = (await holder`SELECT pg_try_advisory_lock(hashtext('postwise:cluster-users')) AS alone`) as unknown as [{ alone: boolean }];
-    if (alone) await holder`SELECT pg_advisory_unlock(hashtext('postwise:cluster-users'))`;
-    await holder`SELECT pg_advisory_lock_shared(hashtext('postwise:cluster-users'))`;
+    [{ alone }] = await holder<[{ alone: boolean }]>`SELECT pg_try_advisory_lock(hashtext(${MEMBERS})) AS alone`;
+    if (alone) await holder`SELECT pg_advisory_unlock(hashtext(${MEMBERS}))`;
+    await holder`SELECT pg_advisory_lock_shared(hashtext(${MEMBERS}))`;
   } catch (error) {
     await sql.end({ timeout: 0 });
     throw error;
@@ -307,8 +310,8 @@ async function becomeMember(
 async function leave(membership: Membership, logger: Logger) {
   let last = false;
   try {
-    await membership.holder`SELECT pg_advisory_unlock_shared(hashtext('postwise:cluster-users'))`;
-    [{ last }] = (await membership.holder`SELECT pg_try_advisory_lock(hashtext('postwise:cluster-users')) AS last`) as unknown as [{ last: boolean }];
+    await membership.holder`SELECT pg_advisory_unlock_shared(hashtext(${MEMBERS}))`;
+    [{ last }] = await membership.holder<[{ last: boolean }]>`SELECT pg_try_advisory_lock(hashtext(${MEMBERS})) AS last`;
   } catch (error) {
     logger.warn('the embedded Postgres went away before this process left it', { error: (error as Error).message });
   }
