@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../src/net.js';
-import { admin, gone, postmasterOf, removeDataDir, run, stop, waitFor } from './support/processes.js';
+import { admin, cleanUp, gone, postmasterOf, run, stop, waitFor, type Running } from './support/processes.js';
 import { call } from './support/service.js';
 
 /**
@@ -45,17 +45,20 @@ describe.concurrent('a checkout anywhere', () => {
     if (!isRoot) ctx.skip('runs as root only: Postgres runs as another user, who meets the 0700 directory, only when the service runs as root');
     const home = await mkdtemp(join(tmpdir(), 'postwise-root-home-')); // mode 0700
     const project = join(home, 'my projects', 'postwise');
+    const started: Running[] = [];
     try {
       await checkout(project);
       const modes = await modesOnTheWay(project);
 
       // npm test's start-up: the suite's own embedded Postgres, from binaries under the 0700 directory.
       const test = run(['test', '--', 'test/shutdown.test.ts'], {}, { cwd: project });
+      started.push(test);
       expect(await test.exited, test.output()).toBe(0);
       expect(test.output()).toMatch(/1 passed/);
 
       const env = { PORT: String(await freePort()), HOST: '127.0.0.1', DATABASE_URL: '', LOG_LEVEL: 'info' };
       const first = run(['start'], env, { cwd: project });
+      started.push(first);
       const [, apiKey] = await waitFor(first, /apiKey\s+(pw_\S+)/);
       expect(first.output()).toContain('the postgres user cannot reach DATA_DIR, so the cluster lives where it can, linked from DATA_DIR');
       expect(first.output()).toContain(`"reason":"${home} is mode 0700"`);
@@ -71,6 +74,7 @@ describe.concurrent('a checkout anywhere', () => {
 
       // The second start finds its cluster and changes nothing, so it says nothing of changes.
       const second = run(['start'], env, { cwd: project });
+      started.push(second);
       await waitFor(second, /MCP\s+http/);
       expect(second.output()).not.toMatch(/cannot reach|initialising|copied|traverse/);
       expect((await call(`http://127.0.0.1:${env.PORT}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
@@ -78,10 +82,10 @@ describe.concurrent('a checkout anywhere', () => {
 
       expect(await modesOnTheWay(project)).toEqual(modes);
     } finally {
-      await removeDataDir(join(project, '.data'));
+      await cleanUp(started, join(project, '.data'));
       await rm(home, { recursive: true, force: true });
     }
-  });
+  }, 180_000);
 
   it('as an ordinary user, from a checkout it cannot write, with DATA_DIR in its own 0700 home: npm start and the admin command work', async (ctx) => {
     const name = 'postwise-test';
@@ -97,12 +101,14 @@ describe.concurrent('a checkout anywhere', () => {
     const readOnly = await mkdtemp(join(tmpdir(), 'postwise-read-only-'));
     const project = join(readOnly, 'postwise');
     const dataDir = join(user?.home ?? readOnly, 'postwise data');
+    const started: Running[] = [];
     try {
       await checkout(project);
       // Root's and readable by the user; run as an ordinary user already, the checkout is made read-only.
       await chmod(user ? readOnly : project, user ? 0o755 : 0o555);
       const env = { PORT: String(await freePort()), HOST: '127.0.0.1', DATABASE_URL: '', LOG_LEVEL: 'info', DATA_DIR: dataDir };
       const server = run(['start'], env, { cwd: project, user });
+      started.push(server);
       const [, apiKey] = await waitFor(server, /apiKey\s+(pw_\S+)/);
       expect(server.output()).not.toContain('postgres user');
       if (user) expect((await stat(join(dataDir, 'postgres'))).uid).toBe(user.uid);
@@ -115,10 +121,11 @@ describe.concurrent('a checkout anywhere', () => {
       expect(server.output()).not.toContain('"level":"error"');
       expect(await gone(pid)).toBe(true);
     } finally {
+      await cleanUp(started, dataDir);
       await chmod(project, 0o755).catch(() => {});
       await rm(readOnly, { recursive: true, force: true });
       if (user) await exec('userdel', ['--remove', name]).catch(() => {});
       else await rm(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 });

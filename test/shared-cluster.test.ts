@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/net.js';
-import { admin, alive, gone, postmasterOf, removeDataDir, run, stop, waitFor, type Running } from './support/processes.js';
+import { admin, alive, cleanUp, gone, postmasterOf, run, stop, waitFor, type Running } from './support/processes.js';
 import { call } from './support/service.js';
 
 /**
@@ -24,6 +24,9 @@ async function environment(name: string) {
   const port = await freePort();
   return { DATA_DIR: join(dir, name), PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: '', LOG_LEVEL: 'info' };
 }
+
+/** Each test starts several processes one after another: generous, as the machine may be busy. */
+const TIMEOUT_MS = 120_000;
 
 const count = (text: string, part: string) => text.split(part).length - 1;
 const noErrors = (running: Running) => expect(running.output()).not.toContain('"level":"error"');
@@ -44,9 +47,11 @@ async function clusterAnswers(dataDir: string) {
 describe.concurrent('one embedded cluster, several processes', () => {
   it('npm run api and npm run worker started at once: one starts the cluster, the other joins; it stops with the last of them', async () => {
     const env = await environment('race');
+    const started: Running[] = [];
     try {
       const api = run(['run', 'api'], env);
       const worker = run(['run', 'worker'], env);
+      started.push(api, worker);
       const [, apiKey] = await waitFor(api, /apiKey\s+(pw_\S+)/);
       await waitFor(worker, /worker running/);
       const outputs = api.output() + worker.output();
@@ -74,17 +79,20 @@ describe.concurrent('one embedded cluster, several processes', () => {
       expect(second.output()).toContain('embedded Postgres stopped');
       expect(await gone(pid)).toBe(true);
     } finally {
-      await removeDataDir(env.DATA_DIR);
+      await cleanUp(started, env.DATA_DIR);
     }
-  });
+  }, TIMEOUT_MS);
 
   it('npm start stops first, npm run api on another port goes on serving on the cluster npm start began', async () => {
     const env = await environment('start-then-api');
     const apiPort = String(await freePort());
+    const started: Running[] = [];
     try {
       const server = run(['start'], env);
+      started.push(server);
       const [, apiKey] = await waitFor(server, /apiKey\s+(pw_\S+)/);
       const api = run(['run', 'api'], { ...env, PORT: apiPort });
+      started.push(api);
       await waitFor(api, /API and MCP running/);
       expect(api.output()).toContain('joined the embedded Postgres another process runs');
       const { pid } = (await postmasterOf(env.DATA_DIR))!;
@@ -98,22 +106,28 @@ describe.concurrent('one embedded cluster, several processes', () => {
       noErrors(api);
       expect(await gone(pid)).toBe(true);
     } finally {
-      await removeDataDir(env.DATA_DIR);
+      await cleanUp(started, env.DATA_DIR);
     }
-  });
+  }, TIMEOUT_MS);
 
   it('takes over a cluster whose service was killed outright, and one whose postmaster.pid names a live stranger after a power loss', async () => {
     const env = await environment('killed');
     const base = `http://127.0.0.1:${env.PORT}`;
     let stranger: ReturnType<typeof spawn> | undefined;
+    const started: Running[] = [];
+    const start = () => {
+      const running = run(['start'], env);
+      started.push(running);
+      return running;
+    };
     try {
-      const killed = run(['start'], env);
+      const killed = start();
       const [, apiKey] = await waitFor(killed, /apiKey\s+(pw_\S+)/);
       const { pid } = (await postmasterOf(env.DATA_DIR))!;
       await stop(killed, { signal: 'SIGKILL' });
       expect(alive(pid)).toBe(true);
 
-      const next = run(['start'], env);
+      const next = start();
       await waitFor(next, /MCP\s+http/);
       expect(next.output()).toContain('took over the embedded Postgres that a process which is gone left running');
       expect((await call(`${base}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
@@ -123,7 +137,7 @@ describe.concurrent('one embedded cluster, several processes', () => {
 
       // Power loss: the service and its Postgres die at once, and the pid in postmaster.pid is then another
       // process's, which Postgres alone would take for a running postmaster.
-      const lost = run(['start'], env);
+      const lost = start();
       await waitFor(lost, /MCP\s+http/);
       const before = (await postmasterOf(env.DATA_DIR))!;
       await stop(lost, { signal: 'SIGKILL' });
@@ -134,7 +148,7 @@ describe.concurrent('one embedded cluster, several processes', () => {
       const lines = (await readFile(pidFile, 'utf8')).split('\n');
       await writeFile(pidFile, [String(stranger.pid), ...lines.slice(1)].join('\n'));
 
-      const after = run(['start'], env);
+      const after = start();
       await waitFor(after, /MCP\s+http/);
       expect(after.output()).toContain('a stale postmaster.pid was left by a Postgres that is gone');
       expect((await call(`${base}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
@@ -144,8 +158,8 @@ describe.concurrent('one embedded cluster, several processes', () => {
       expect(await gone(newPid)).toBe(true);
       expect(alive(stranger.pid!)).toBe(true);
     } finally {
+      await cleanUp(started, env.DATA_DIR);
       stranger?.kill();
-      await removeDataDir(env.DATA_DIR);
     }
-  });
+  }, TIMEOUT_MS);
 });

@@ -98,7 +98,7 @@ describe.concurrent('a start that cannot succeed', () => {
       expect.stringMatching(/^postwise: DATABASE_URL \(postwise@127\.0\.0\.1:\d+\/postwise\) refused the connection after 20 s of retries; check that Postgres runs there/),
     ]);
     noStack(result.output);
-  }, 40_000);
+  }, 60_000);
 
   it('waits a bounded time for a DATABASE_URL that refuses the password, then says so', async () => {
     const url = new URL(inject('postgresUrl'));
@@ -110,7 +110,7 @@ describe.concurrent('a start that cannot succeed', () => {
       expect.stringMatching(/^postwise: DATABASE_URL \(.+\) refused the user name or password after 20 s of retries; check DATABASE_URL's user and password$/),
     ]);
     noStack(result.output);
-  }, 40_000);
+  }, 60_000);
 
   it('says the Node version is too old, before anything else runs; every script checks it first', async () => {
     const olderNode = `data:text/javascript,Object.defineProperty(process,"versions",{value:{...process.versions,node:"18.20.4"}})`;

@@ -92,6 +92,20 @@ export async function gone(pid: number, timeoutMs = 10_000) {
 /** Removes a DATA_DIR, and the cluster it links to when root placed it elsewhere (src/db/embedded-root.ts). */
 export async function removeDataDir(dataDir: string) {
   const linked = await readlink(join(dataDir, 'postgres')).catch(() => undefined);
-  if (linked) await rm(dirname(linked), { recursive: true, force: true });
-  await rm(dataDir, { recursive: true, force: true });
+  if (linked) await rm(dirname(linked), { recursive: true, force: true, maxRetries: 3 });
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/**
+ * Ends whatever a test started that still runs (its processes, and the Postgres of its DATA_DIR, at once),
+ * then removes the DATA_DIR: a test that failed half-way leaves nothing behind, and its own error shows.
+ */
+export async function cleanUp(started: Running[], dataDir: string) {
+  for (const running of started) if (alive(-running.child.pid!)) process.kill(-running.child.pid!, 'SIGKILL');
+  const postmaster = await postmasterOf(dataDir);
+  if (postmaster && alive(postmaster.pid)) {
+    process.kill(postmaster.pid, 'SIGQUIT');
+    await gone(postmaster.pid);
+  }
+  await removeDataDir(dataDir).catch(() => {});
 }
