@@ -2,8 +2,13 @@ import type { Operation } from '../src/registry/operation.js';
 import createApiKey from './api-keys/create.js';
 import listApiKeys from './api-keys/list.js';
 import revokeApiKey from './api-keys/revoke.js';
+import createIntegration from './integrations/create.js';
+import listIntegrations from './integrations/list.js';
 import addMember from './members/add.js';
 import removeMember from './members/remove.js';
+import createPost from './posts/create.js';
+import getPost from './posts/get.js';
+import listPosts from './posts/list.js';
 import createTag from './tags/create.js';
 import getTag from './tags/get.js';
 import listTags from './tags/list.js';
@@ -24,4 +29,9 @@ export const operations: readonly Operation[] = [
   revokeApiKey,
   addMember,
   removeMember,
+  listIntegrations,
+  createIntegration,
+  listPosts,
+  getPost,
+  createPost,
 ];

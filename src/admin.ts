@@ -9,6 +9,9 @@ import { bootstrapWorkspace } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { openCore, type Core } from './core.js';
 import { createLogger } from './logger.js';
+import { PLATFORMS, type Platform } from './platforms/index.js';
+import { definePlan, setSubscription, setWorkspacePlan } from './plans.js';
+import { OperationError } from './registry/errors.js';
 import { exitOnStartupFailure, orExit } from './startup.js';
 
 const usage = `Usage: npm run admin -- <command> [options]
@@ -23,6 +26,14 @@ const usage = `Usage: npm run admin -- <command> [options]
   create-tag --workspace ID --name NAME
   add-member --workspace ID --email EMAIL [--name NAME]
   remove-member --workspace ID --user USER_ID      (also revokes that member's keys)
+  create-integration --workspace ID --platform BLUESKY|LINKEDIN --name NAME
+      A channel without credentials (tokenStatus MISSING), for tests and trials.
+
+Operator commands (plans and subscriptions are never a workspace member's to set):
+  define-plan --plan NAME [--rate-limit N] [--storage-bytes N] [--quota PLATFORM=N]...
+      Create a plan (--rate-limit and --storage-bytes required) or change the numbers given.
+  set-plan --workspace ID --plan NAME
+  set-subscription --workspace ID --status active|none
 
 Every command prints JSON; --json is accepted for scripts that pass it.`;
 
@@ -32,7 +43,7 @@ class CommandError extends Error {
   }
 }
 
-type Options = Record<string, string | boolean | undefined>;
+type Options = Record<string, string | string[] | boolean | undefined>;
 
 /** Commands that are registry operations: which one, and its arguments from the options. */
 const operationCommands: Record<string, { operation: string; actor?: string; args: (options: Options) => Record<string, unknown> }> = {
@@ -42,6 +53,24 @@ const operationCommands: Record<string, { operation: string; actor?: string; arg
   'create-tag': { operation: 'createTag', args: (o) => ({ name: o.name }) },
   'add-member': { operation: 'addMember', args: (o) => ({ email: o.email, name: o.name }) },
   'remove-member': { operation: 'removeMember', args: (o) => ({ userId: o.user }) },
+  'create-integration': { operation: 'createIntegration', args: (o) => ({ platform: o.platform, name: o.name }) },
+};
+
+/** Commands of the operator, outside any workspace (src/plans.ts). */
+const operatorCommands: Record<string, (core: Core, options: Options) => Promise<unknown>> = {
+  'define-plan': (core, o) =>
+    definePlan(core.db, {
+      name: required(o, 'plan'),
+      rateLimitPerMinute: count(o, 'rate-limit'),
+      storageBytes: count(o, 'storage-bytes'),
+      monthlyPostQuotas: quotas(o.quota),
+    }),
+  'set-plan': (core, o) => setWorkspacePlan(core.db, required(o, 'workspace'), required(o, 'plan')),
+  'set-subscription': (core, o) => {
+    const status = required(o, 'status');
+    if (status !== 'active' && status !== 'none') throw new CommandError({ code: 'VALIDATION_ERROR', message: '--status is active or none' });
+    return setSubscription(core.db, required(o, 'workspace'), status);
+  },
 };
 
 const { positionals, values } = parseArgs({
@@ -59,11 +88,16 @@ const { positionals, values } = parseArgs({
     key: { type: 'string' },
     limit: { type: 'string' },
     cursor: { type: 'string' },
+    platform: { type: 'string' },
+    'rate-limit': { type: 'string' },
+    'storage-bytes': { type: 'string' },
+    quota: { type: 'string', multiple: true },
+    status: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });
 const command = positionals[0];
-if (values.help || !command || (command !== 'bootstrap' && !operationCommands[command])) {
+if (values.help || !command || (command !== 'bootstrap' && !operationCommands[command] && !operatorCommands[command])) {
   console.error(usage);
   process.exit(values.help ? 0 : 2);
 }
@@ -72,10 +106,13 @@ const config = orExit(loadConfig);
 const core = await openCore(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel)).catch(exitOnStartupFailure);
 let exitCode = 0;
 try {
-  const result = command === 'bootstrap' ? await bootstrap(core, values) : await runOperation(core, command, values);
+  const operator = operatorCommands[command];
+  const result =
+    command === 'bootstrap' ? await bootstrap(core, values) : operator ? await operator(core, values) : await runOperation(core, command, values);
   console.log(JSON.stringify(result));
 } catch (error) {
-  console.error(error instanceof CommandError ? JSON.stringify(error.body) : String(error));
+  const body = error instanceof CommandError ? error.body : error instanceof OperationError ? { code: error.code, message: error.message } : undefined;
+  console.error(body ? JSON.stringify(body) : String(error));
   exitCode = 1;
 } finally {
   await core.close();
@@ -103,4 +140,30 @@ async function runOperation(core: Core, name: string, options: Options) {
   const outcome = await core.runAs({ userId: member.userId, workspaceId }, spec.operation, spec.args(options));
   if (!outcome.ok) throw new CommandError(outcome.body);
   return outcome.body;
+}
+
+function required(options: Options, name: string): string {
+  const value = options[name];
+  if (typeof value !== 'string') throw new CommandError({ code: 'VALIDATION_ERROR', message: `--${name} is required` });
+  return value;
+}
+
+/** A whole number of 0 or more, or undefined when the option is absent. */
+function count(options: Options, name: string): number | undefined {
+  const value = options[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) throw new CommandError({ code: 'VALIDATION_ERROR', message: `--${name} is a whole number` });
+  return Number(value);
+}
+
+/** `--quota LINKEDIN=20 --quota BLUESKY=100` */
+function quotas(values: Options[string]): Partial<Record<Platform, number>> {
+  const entries = (Array.isArray(values) ? values : []).map((value) => {
+    const [platform, posts] = value.split('=');
+    if (!PLATFORMS.includes(platform as Platform) || !/^\d{1,9}$/.test(posts ?? '')) {
+      throw new CommandError({ code: 'VALIDATION_ERROR', message: `--quota is PLATFORM=N with PLATFORM one of ${PLATFORMS.join(', ')}` });
+    }
+    return [platform, Number(posts)];
+  });
+  return Object.fromEntries(entries);
 }

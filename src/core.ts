@@ -10,6 +10,7 @@ import type { Logger } from './logger.js';
 import type { AppContext } from './registry/context.js';
 import { Pipeline, type Outcome } from './registry/pipeline.js';
 import { UsageRecorder } from './usage.js';
+import { installWorkerSchema } from './worker/index.js';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -29,8 +30,8 @@ export interface Core {
 
 /**
  * Connects to DATABASE_URL (waiting a bounded time for it to answer), or starts (or joins) the embedded
- * Postgres under DATA_DIR, and applies the migrations. `close` flushes usage, disconnects, and leaves the
- * embedded Postgres, which stops when the last process using it leaves.
+ * Postgres under DATA_DIR, and applies the migrations (ours, then graphile-worker's). `close` flushes usage,
+ * disconnects, and leaves the embedded Postgres, which stops when the last process using it leaves.
  */
 export async function openCore(config: Config, logger: Logger): Promise<Core> {
   const database = config.databaseUrl
@@ -40,6 +41,7 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
   try {
     if (config.databaseUrl) await waitForDatabase(db, config.databaseUrl, logger);
     await migrate(db, logger);
+    await installWorkerSchema(db, database.url, logger);
   } catch (error) {
     await db.end({ timeout: 1 });
     await database.stop();

@@ -21,6 +21,10 @@ const publicOperations: [string, string][] = [
   ['get', '/tags/{id}'],
   ['get', '/usage'],
   ['get', '/usage/events'],
+  ['get', '/integrations'],
+  ['get', '/posts'],
+  ['post', '/posts'],
+  ['get', '/posts/{id}'],
 ];
 
 const operation = (method: string, path: string) => doc.paths[path]?.[method];

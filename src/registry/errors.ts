@@ -6,8 +6,16 @@ export const errorCatalogue = {
   VALIDATION_ERROR: { status: 400, description: 'The input breaks a rule; the message names the field and the rule.' },
   INVALID_JSON: { status: 400, description: 'The request body is not valid JSON.' },
   UNAUTHORIZED: { status: 401, description: 'The x-api-key header is missing, malformed, unknown, expired or revoked.' },
+  CONTENT_TOO_LONG: { status: 400, description: 'Content exceeds a target platform\'s limit; the message names the platform, the limit and the length found.' },
+  MEDIA_RULE_VIOLATED: { status: 400, description: 'Media does not fit a target platform\'s rules.' },
+  PAYMENT_REQUIRED: { status: 402, description: 'The workspace has no active subscription, and a live schedule was requested (drafts are allowed).' },
+  POST_QUOTA_EXCEEDED: {
+    status: 403,
+    description: 'The plan\'s monthly post quota for a target platform is spent; the message names the platform, the limit, the plan and when it resets.',
+  },
   NOT_FOUND: { status: 404, description: 'No such resource in this workspace.' },
   CONFLICT: { status: 409, description: 'The request conflicts with the current state of the resource.' },
+  INVALID_STATE: { status: 409, description: 'The resource\'s current state does not allow this; the message names the state.' },
   PAYLOAD_TOO_LARGE: { status: 413, description: 'The request body is larger than the service accepts.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The request body is not application/json.' },
   REQUEST_HEADERS_TOO_LARGE: {

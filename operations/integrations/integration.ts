@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import type { Sql } from '../../src/db/index.js';
+import { PLATFORMS, type Platform } from '../../src/platforms/index.js';
+import { isoOrNull, timestamp, uuid } from '../../src/registry/fields.js';
+
+export const platform = z.enum(PLATFORMS);
+export const tokenStatus = z
+  .enum(['VALID', 'EXPIRED', 'REVOKED', 'MISSING'])
+  .meta({ description: '`MISSING`: no credentials are stored yet (a channel made by the admin command); publishing to it fails.' });
+
+export const Integration = z
+  .object({
+    id: uuid,
+    platform,
+    name: z.string(),
+    image: z.string().nullable(),
+    tokenStatus,
+    connectStatus: z.enum(['PENDING_SELECTION', 'ACTIVE']),
+    connectionErrorCode: z.string().nullable().meta({ description: 'e.g. `REFRESH_TOKEN_REVOKED`; null while the connection is healthy.' }),
+    connectionError: z.string().nullable(),
+    lastValidatedAt: timestamp.nullable(),
+    expiresAt: timestamp.nullable(),
+    autoRefreshUnavailable: z.boolean(),
+    hasFailedSchedules: z.boolean().meta({ description: 'True while any schedule of this channel is FAILED.' }),
+  })
+  .meta({ id: 'Integration' });
+
+export interface IntegrationRow {
+  id: string;
+  platform: Platform;
+  name: string;
+  image: string | null;
+  tokenStatus: z.infer<typeof tokenStatus>;
+  connectStatus: 'PENDING_SELECTION' | 'ACTIVE';
+  connectionErrorCode: string | null;
+  connectionError: string | null;
+  lastValidatedAt: Date | null;
+  expiresAt: Date | null;
+  autoRefreshUnavailable: boolean;
+  hasFailedSchedules: boolean;
+}
+
+/** The workspace's integrations (all, or the one `id`), oldest first; credentials are never read here. */
+export function selectIntegrations(db: Sql, workspaceId: string, id?: string) {
+  return db<IntegrationRow[]>`
+    SELECT i.id, i.platform, i.name, i.image, i.token_status, i.connect_status, i.connection_error_code, i.connection_error,
+      i.last_validated_at, i.expires_at, i.auto_refresh_unavailable,
+      EXISTS (SELECT 1 FROM schedules s WHERE s.integration_id = i.id AND s.status = 'FAILED') AS has_failed_schedules
+    FROM integrations i
+    WHERE i.organization_id = ${workspaceId} ${id ? db`AND i.id = ${id}` : db``}
+    ORDER BY i.created_at, i.id`;
+}
+
+export const toIntegration = (row: IntegrationRow): z.input<typeof Integration> => ({
+  ...row,
+  lastValidatedAt: isoOrNull(row.lastValidatedAt),
+  expiresAt: isoOrNull(row.expiresAt),
+});

@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { defineOperation } from '../../src/registry/operation.js';
+import { Integration, selectIntegrations, toIntegration } from './integration.js';
+
+export default defineOperation({
+  id: 'listIntegrations',
+  method: 'GET',
+  path: '/integrations',
+  visibility: 'public',
+  summary: 'The channels connected to the workspace',
+  description: 'Every integration of the workspace, oldest first. `hasFailedSchedules` is true while any of its schedules is FAILED.',
+  output: z.array(Integration),
+  async handler(_input, { db, auth }) {
+    return (await selectIntegrations(db, auth.workspaceId)).map(toIntegration);
+  },
+});

@@ -1,0 +1,290 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Sql } from '../../src/db/index.js';
+import { platforms, type Platform } from '../../src/platforms/index.js';
+import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
+import { text, timestamp, uuid } from '../../src/registry/fields.js';
+import { defineOperation } from '../../src/registry/operation.js';
+import { enqueuePublish } from '../../src/worker/jobs.js';
+import type { ScheduleStatus } from './post.js';
+import { spendQuota } from './quota.js';
+import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
+
+const MAX_TEXT = 100_000;
+/** Schedules one request may create (rows × channels × thread parts). */
+const MAX_SCHEDULES = 1000;
+
+const content = text.min(1).max(MAX_TEXT);
+
+const settings = z
+  .record(z.string(), z.unknown())
+  .refine((value) => !JSON.stringify(value).includes('\\u0000'), 'must not contain the NUL character (\\u0000)')
+  .meta({ description: 'Free-form options for this channel, kept on its schedule as given (the publishing adapters read them).' });
+
+const Row = z.strictObject({
+  content: content.meta({ description: 'The post\'s text; published on every channel without a content override.' }),
+  scheduledAt: timestamp.optional().meta({
+    description: 'Required with SCHEDULED_TIME (and not in the past); with DRAFT it holds the draft on the calendar; ignored otherwise.',
+  }),
+  tagIds: z.array(uuid).max(50).optional().meta({ description: 'Tags of this workspace to put on the post.' }),
+  firstComment: content.optional().meta({ description: 'Published as the first reply under the post, on every channel.' }),
+  thread: z
+    .array(z.strictObject({ content }))
+    .max(25)
+    .optional()
+    .meta({
+      description:
+        'Follow-up parts, published in order as replies under the post: on each channel, schedules with `threadRootScheduleId` ' +
+        '(the post\'s schedule there) and `threadOrder` 1, 2...',
+    }),
+  overrides: z
+    .array(z.strictObject({ integrationId: uuid, content: content.optional(), settings: settings.optional() }))
+    .max(20)
+    .optional()
+    .meta({ description: 'Per channel (one of shared.selectedIntegrations, once each): its own content and/or settings.' }),
+  media: z
+    .array(z.strictObject({ id: uuid, altText: text.max(2000).optional() }))
+    .max(0, 'media cannot be attached yet (it arrives with uploads); send [] or leave it out')
+    .optional()
+    .meta({ description: 'Media ids in order, each with optional alt text. Not accepted yet: only an empty array.' }),
+});
+
+type RowInput = z.output<typeof Row>;
+type PostAction = 'NEXT_WINDOW' | 'SCHEDULED_TIME' | 'PUBLISH_NOW' | 'DRAFT';
+
+const postAction = z
+  .enum(['NEXT_WINDOW', 'SCHEDULED_TIME', 'PUBLISH_NOW', 'DRAFT'] satisfies PostAction[])
+  .default('NEXT_WINDOW')
+  .meta({
+    description:
+      '`NEXT_WINDOW` (default): SCHEDULED at each channel\'s next free posting slot. `SCHEDULED_TIME`: SCHEDULED at each row\'s ' +
+      '`scheduledAt`. `PUBLISH_NOW`: SCHEDULED, due now. `DRAFT`: DRAFT, never published (a row\'s `scheduledAt` holds it on the calendar).',
+  });
+
+const actionMessages: Record<PostAction, string> = {
+  NEXT_WINDOW: 'scheduled at the next free posting slots',
+  SCHEDULED_TIME: 'scheduled at the requested times',
+  PUBLISH_NOW: 'queued for publishing now',
+  DRAFT: 'saved as drafts',
+};
+
+export default defineOperation({
+  id: 'createPost',
+  method: 'POST',
+  path: '/posts',
+  visibility: 'public',
+  summary: 'Create posts and schedule them to channels',
+  description: [
+    'Each row becomes one post, with one schedule per selected channel (plus one per thread part). All or nothing: when a row',
+    'or channel breaks a rule, nothing is created and the message names the row, the channel and the rule.',
+    '',
+    '**NEXT_WINDOW** takes, for each channel and row in order, the earliest free slot of the workspace\'s posting windows',
+    '(local times on weekdays in the workspace\'s IANA time zone, UTC unless set; by default Monday to Friday at 09:00, 12:00',
+    `and 17:00) after now, within ${LOOKAHEAD_DAYS} days. A slot is taken while a live schedule (SCHEDULED, PUBLISHING, PUBLISHED) of that`,
+    'channel is at that instant; wall-clock times hold across daylight-saving changes. Concurrent creates never take the same slot.',
+    '',
+    'Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel\'s',
+    'platform, one post per row and channel (thread parts are replies, not posts; 403 POST_QUOTA_EXCEEDED when spent). Content,',
+    'overrides, thread parts and first comments must fit each channel\'s platform (400 CONTENT_TOO_LONG): Bluesky 300 graphemes and',
+    '3000 bytes of UTF-8, LinkedIn 3000 characters. Ids of integrations or tags that are not this workspace\'s answer 404 NOT_FOUND.',
+    'A channel still waiting for account selection (connectStatus PENDING_SELECTION) takes only drafts (409 INVALID_STATE).',
+  ].join('\n'),
+  input: {
+    body: z.strictObject({
+      rows: z.array(Row).min(1).max(50).meta({ description: 'One post each.' }),
+      shared: z.strictObject({
+        selectedIntegrations: z.array(uuid).min(1).max(20).meta({ description: 'The channels every row is scheduled to, once each.' }),
+      }),
+      postAction,
+    }),
+  },
+  output: z
+    .object({
+      postId: uuid.meta({ description: 'The first row\'s post.' }),
+      postIds: z.array(uuid).meta({ description: 'Every post created, in the order of the rows.' }),
+      message: z.string(),
+      scheduleCount: z.number().int().meta({ description: 'Schedules created, thread parts included.' }),
+    })
+    .meta({ id: 'CreatedPosts' }),
+  status: 201,
+  errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'PAYMENT_REQUIRED', 'POST_QUOTA_EXCEEDED', 'CONTENT_TOO_LONG', 'INVALID_STATE'],
+  async handler({ rows, shared, postAction }, { db, auth, fail }) {
+    const targets = shared.selectedIntegrations;
+    const live = postAction !== 'DRAFT';
+    checkShape(rows, targets, postAction, (message) => fail('VALIDATION_ERROR', message));
+
+    return db.begin(async (tx) => {
+      const [workspace] = await tx<{ plan: string; subscriptionStatus: 'active' | 'none' }[]>`
+        SELECT plan, subscription_status FROM organizations WHERE id = ${auth.workspaceId}`;
+      // Live creates lock their channels (in id order, so concurrent creates cannot deadlock): the slot search and
+      // the inserts below then see every schedule a concurrent create made for them.
+      const integrations = await tx<{ id: string; platform: Platform; name: string; connectStatus: string }[]>`
+        SELECT id, platform, name, connect_status FROM integrations
+        WHERE organization_id = ${auth.workspaceId} AND id = ANY(${targets}::uuid[])
+        ORDER BY id ${live ? tx`FOR NO KEY UPDATE` : tx``}`;
+      const channels = targets.map((id) => integrations.find((integration) => integration.id === id));
+      const missing = channels.findIndex((channel) => !channel);
+      if (missing >= 0) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: shared.selectedIntegrations[${missing}]`);
+      const missingTag = await findMissingTag(tx, auth.workspaceId, rows);
+      if (missingTag) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: ${missingTag}`);
+
+      if (live && workspace!.subscriptionStatus !== 'active') {
+        return fail('PAYMENT_REQUIRED', 'The workspace has no active subscription: posts can be saved as drafts (postAction DRAFT), not scheduled');
+      }
+      for (const [index, channel] of channels.entries()) {
+        if (live && channel!.connectStatus !== 'ACTIVE') {
+          fail('INVALID_STATE', `shared.selectedIntegrations[${index}]: "${channel!.name}" is not connected yet (connectStatus ${channel!.connectStatus}); it takes only drafts`);
+        }
+      }
+      for (const [rowIndex, row] of rows.entries()) {
+        for (const channel of channels) {
+          for (const [field, value] of textsFor(row, channel!.id)) {
+            const tooLong = platforms[channel!.platform].checkText(value);
+            if (tooLong) {
+              const rules = platforms[channel!.platform];
+              fail(
+                'CONTENT_TOO_LONG',
+                `rows[${rowIndex}].${field} for "${channel!.name}" (${channel!.platform}): ${tooLong.length} ${tooLong.unit}; ` +
+                  `${rules.label} allows at most ${tooLong.limit}`,
+              );
+            }
+          }
+        }
+      }
+      if (live) {
+        for (const platform of [...new Set(channels.map((channel) => channel!.platform))].sort()) {
+          const posts = rows.length * channels.filter((channel) => channel!.platform === platform).length;
+          const spent = await spendQuota(tx, { id: auth.workspaceId, plan: workspace!.plan }, platform, posts);
+          if (!spent.ok) {
+            fail(
+              'POST_QUOTA_EXCEEDED',
+              `The ${workspace!.plan} plan allows ${spent.limit} ${platform} posts a month; ${spent.used} are used this month and ` +
+                `this request needs ${posts}. The quota resets at ${spent.resetsAt.toISOString()}`,
+            );
+          }
+        }
+      }
+
+      const times = await scheduleTimes(tx, auth.workspaceId, rows, targets, postAction);
+      if (typeof times === 'string') return fail('INVALID_STATE', times);
+      const status: ScheduleStatus = live ? 'SCHEDULED' : 'DRAFT';
+      const posts = rows.map((row) => ({ id: randomUUID(), organizationId: auth.workspaceId, userId: auth.userId, content: row.content }));
+      const roots: Record<string, unknown>[] = [];
+      const parts: Record<string, unknown>[] = [];
+      for (const [rowIndex, row] of rows.entries()) {
+        for (const [targetIndex, integrationId] of targets.entries()) {
+          const override = row.overrides?.find((candidate) => candidate.integrationId === integrationId);
+          const common = {
+            organizationId: auth.workspaceId,
+            postId: posts[rowIndex]!.id,
+            integrationId,
+            userId: auth.userId,
+            status,
+            scheduledAt: times[rowIndex]![targetIndex]!,
+          };
+          const rootId = randomUUID();
+          roots.push({
+            ...common,
+            id: rootId,
+            scheduledContent: override?.content ?? row.content,
+            firstComment: row.firstComment ?? null,
+            settings: tx.json((override?.settings ?? {}) as Parameters<typeof tx.json>[0]),
+          });
+          for (const [partIndex, part] of (row.thread ?? []).entries()) {
+            parts.push({ ...common, id: randomUUID(), scheduledContent: part.content, threadRootScheduleId: rootId, threadOrder: partIndex + 1 });
+          }
+        }
+      }
+
+      await tx`INSERT INTO posts ${tx(posts)}`;
+      const postTags = rows.flatMap((row, index) =>
+        [...new Set(row.tagIds ?? [])].map((tagId) => ({ postId: posts[index]!.id, tagId, organizationId: auth.workspaceId })),
+      );
+      if (postTags.length) await tx`INSERT INTO post_tags ${tx(postTags)}`;
+      await tx`INSERT INTO schedules ${tx(roots)}`;
+      if (parts.length) await tx`INSERT INTO schedules ${tx(parts)}`;
+      // One job per thread: the publish task of its first schedule publishes the replies after it.
+      if (live) await enqueuePublish(tx, roots.map((root) => root.id as string));
+
+      const scheduleCount = roots.length + parts.length;
+      return {
+        postId: posts[0]!.id,
+        postIds: posts.map((post) => post.id),
+        message: `${posts.length} post${posts.length === 1 ? '' : 's'} with ${scheduleCount} schedule${scheduleCount === 1 ? '' : 's'} ${actionMessages[postAction]}`,
+        scheduleCount,
+      };
+    });
+  },
+});
+
+/** The rules that need no database: times, overrides, duplicates, size. */
+function checkShape(rows: RowInput[], targets: string[], postAction: PostAction, refuse: (message: string) => never): void {
+  const repeated = targets.findIndex((id, index) => targets.indexOf(id) !== index);
+  if (repeated >= 0) refuse(`shared.selectedIntegrations[${repeated}]: lists ${targets[repeated]} a second time`);
+  const schedules = rows.reduce((sum, row) => sum + targets.length * (1 + (row.thread?.length ?? 0)), 0);
+  if (schedules > MAX_SCHEDULES) refuse(`rows: would create ${schedules} schedules; at most ${MAX_SCHEDULES} in one request`);
+  const now = Date.now();
+  for (const [index, row] of rows.entries()) {
+    if (postAction === 'SCHEDULED_TIME') {
+      if (!row.scheduledAt) refuse(`rows[${index}].scheduledAt: required when postAction is SCHEDULED_TIME`);
+      if (Date.parse(row.scheduledAt) <= now) refuse(`rows[${index}].scheduledAt: ${row.scheduledAt} is in the past`);
+    }
+    for (const [overrideIndex, override] of (row.overrides ?? []).entries()) {
+      const field = `rows[${index}].overrides[${overrideIndex}].integrationId`;
+      if (!targets.includes(override.integrationId)) refuse(`${field}: ${override.integrationId} is not in shared.selectedIntegrations`);
+      if (row.overrides!.findIndex((other) => other.integrationId === override.integrationId) !== overrideIndex) {
+        refuse(`${field}: ${override.integrationId} is overridden a second time`);
+      }
+    }
+  }
+}
+
+/** The first tag id of the rows that is not this workspace's, as a field path. */
+async function findMissingTag(tx: Sql, workspaceId: string, rows: RowInput[]): Promise<string | undefined> {
+  const ids = [...new Set(rows.flatMap((row) => row.tagIds ?? []))];
+  if (ids.length === 0) return undefined;
+  const found = new Set(
+    (await tx<{ id: string }[]>`SELECT id FROM tags WHERE organization_id = ${workspaceId} AND id = ANY(${ids}::uuid[])`).map((tag) => tag.id),
+  );
+  for (const [rowIndex, row] of rows.entries()) {
+    const tagIndex = (row.tagIds ?? []).findIndex((id) => !found.has(id));
+    if (tagIndex >= 0) return `rows[${rowIndex}].tagIds[${tagIndex}]`;
+  }
+  return undefined;
+}
+
+/** What each channel publishes for a row, by field: the content (or its override), the thread parts, the first comment. */
+function textsFor(row: RowInput, integrationId: string): [string, string][] {
+  const overrideIndex = row.overrides?.findIndex((override) => override.integrationId === integrationId) ?? -1;
+  const override = overrideIndex >= 0 ? row.overrides![overrideIndex] : undefined;
+  return [
+    override?.content !== undefined ? [`overrides[${overrideIndex}].content`, override.content] : ['content', row.content],
+    ...(row.thread ?? []).map((part, index): [string, string] => [`thread[${index}].content`, part.content]),
+    ...(row.firstComment !== undefined ? [['firstComment', row.firstComment] as [string, string]] : []),
+  ];
+}
+
+/** When each row's schedule on each channel is due ([row][target]), or why NEXT_WINDOW found no slot. */
+async function scheduleTimes(
+  tx: Sql,
+  workspaceId: string,
+  rows: RowInput[],
+  targets: string[],
+  postAction: PostAction,
+): Promise<(Date | null)[][] | string> {
+  const given = (row: RowInput) => (row.scheduledAt ? new Date(row.scheduledAt) : null);
+  if (postAction === 'DRAFT' || postAction === 'SCHEDULED_TIME') return rows.map((row) => targets.map(() => given(row)));
+  if (postAction === 'PUBLISH_NOW') {
+    const now = new Date();
+    return rows.map(() => targets.map(() => now));
+  }
+  const slots: Date[][] = [];
+  for (const [index, integrationId] of targets.entries()) {
+    const free = await nextFreeSlots(tx, workspaceId, integrationId, rows.length);
+    if (free.length < rows.length) {
+      return `shared.selectedIntegrations[${index}]: no free posting slot in the next ${LOOKAHEAD_DAYS} days for ${rows.length} posts; check the workspace's posting windows`;
+    }
+    slots.push(free);
+  }
+  return rows.map((_, rowIndex) => targets.map((_, targetIndex) => slots[targetIndex]![rowIndex]!));
+}

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
+import { uuid } from '../../src/registry/fields.js';
+import { defineOperation } from '../../src/registry/operation.js';
+import { loadPosts, Post } from './post.js';
+
+export default defineOperation({
+  id: 'getPost',
+  method: 'GET',
+  path: '/posts/{id}',
+  visibility: 'public',
+  summary: 'One post of the workspace, with its schedules, tags, attachments and author',
+  description:
+    'Schedules come one per channel, each followed by its thread parts, with the channel as `integration` ' +
+    '(`id`, `name`, `platform`, `tokenStatus`). Fields of features not built yet (approval, evergreen recycling, ' +
+    'collaboration) are null, false or empty.',
+  input: { path: z.object({ id: uuid }) },
+  output: Post,
+  errors: ['NOT_FOUND'],
+  async handler({ id }, { db, auth, fail }) {
+    const [post] = await loadPosts(db, auth.workspaceId, [id]);
+    return post ?? fail('NOT_FOUND', NOT_FOUND_MESSAGE);
+  },
+});

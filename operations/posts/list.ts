@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { text, timestamp, uuid } from '../../src/registry/fields.js';
+import { defineOperation } from '../../src/registry/operation.js';
+import { platform } from '../integrations/integration.js';
+import { loadPosts, Post, scheduleStatus } from './post.js';
+
+const day = z.iso.date();
+const dateOrTime = z.union([day, timestamp]);
+
+/** `%`, `_` and `\` match themselves in the search text. */
+const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+
+export default defineOperation({
+  id: 'listPosts',
+  method: 'GET',
+  path: '/posts',
+  visibility: 'public',
+  summary: 'The posts of the workspace, newest first, a page at a time',
+  description: [
+    'Newest first (then by id). Filters combine with AND; the values of one array filter with OR. `status`, `platform`,',
+    '`dateFrom` and `dateTo` select posts that have one schedule meeting all of them at once (e.g. FAILED on LINKEDIN',
+    'this week). `dateFrom` and `dateTo` bound that schedule\'s `scheduledAt`, both inclusive: an ISO 8601 date-time, or',
+    'a date (`2026-11-23`) meaning that whole day in the workspace\'s time zone. `search` matches the post content,',
+    'case-insensitively, anywhere in it. `tagIds`: posts carrying any of the tags. Array parameters take repeated keys',
+    '(`status=DRAFT&status=FAILED`), comma-separated values (`status=DRAFT,FAILED`) or both. Walk the pages by',
+    'increasing `page` while `pageInfo.hasNextPage` is true; a page past the end is empty.',
+  ].join('\n'),
+  input: {
+    query: z.object({
+      page: z.number().int().min(1).default(1).meta({ description: 'From 1; 1 unless given.' }),
+      limit: z.number().int().min(1).max(100).default(10).meta({ description: 'Posts per page, 1 to 100; 10 unless given.' }),
+      status: z.array(scheduleStatus).min(1).max(5).optional(),
+      search: text.max(500).optional(),
+      platform: z.array(platform).min(1).max(2).optional(),
+      dateFrom: dateOrTime.optional(),
+      dateTo: dateOrTime.optional(),
+      tagIds: z.array(uuid).min(1).max(50).optional(),
+    }),
+  },
+  output: z.object({
+    items: z.array(Post),
+    pageInfo: z.object({
+      page: z.number().int(),
+      limit: z.number().int(),
+      total: z.number().int(),
+      totalPages: z.number().int(),
+      hasNextPage: z.boolean(),
+      hasPreviousPage: z.boolean(),
+    }),
+  }),
+  async handler({ page, limit, status, search, platform, dateFrom, dateTo, tagIds }, { db, auth }) {
+    const workspaceZone = db`(SELECT time_zone FROM organizations WHERE id = ${auth.workspaceId})`;
+    const isDay = (value: string) => day.safeParse(value).success;
+    const scheduleFilters = [
+      status?.length ? db`AND s.status = ANY(${status}::text[])` : null,
+      platform?.length ? db`AND i.platform = ANY(${platform}::text[])` : null,
+      dateFrom
+        ? isDay(dateFrom)
+          ? db`AND s.scheduled_at >= (${dateFrom}::date::timestamp AT TIME ZONE ${workspaceZone})`
+          : db`AND s.scheduled_at >= ${dateFrom}::timestamptz`
+        : null,
+      dateTo
+        ? isDay(dateTo)
+          ? db`AND s.scheduled_at < ((${dateTo}::date + 1)::timestamp AT TIME ZONE ${workspaceZone})`
+          : db`AND s.scheduled_at <= ${dateTo}::timestamptz`
+        : null,
+    ].filter((filter) => filter !== null);
+    const where = db`
+      p.organization_id = ${auth.workspaceId}
+      ${search ? db`AND p.content ILIKE ${likePattern(search)}` : db``}
+      ${tagIds?.length ? db`AND EXISTS (SELECT 1 FROM post_tags pt WHERE pt.post_id = p.id AND pt.tag_id = ANY(${tagIds}::uuid[]))` : db``}
+      ${
+        scheduleFilters.length
+          ? db`AND EXISTS (SELECT 1 FROM schedules s JOIN integrations i ON i.id = s.integration_id
+              WHERE s.post_id = p.id ${scheduleFilters.reduce((all, filter) => db`${all} ${filter}`)})`
+          : db``
+      }`;
+    const [[counted], rows] = await Promise.all([
+      db<{ total: number }[]>`SELECT count(*)::int AS total FROM posts p WHERE ${where}`,
+      db<{ id: string }[]>`
+        SELECT p.id FROM posts p WHERE ${where}
+        ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}::bigint`,
+    ]);
+    const total = counted!.total;
+    const totalPages = Math.ceil(total / limit);
+    return {
+      items: await loadPosts(db, auth.workspaceId, rows.map((row) => row.id)),
+      pageInfo: { page, limit, total, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 },
+    };
+  },
+});

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { definePlan, readPlan, setSubscription, setWorkspacePlan } from '../src/plans.js';
+import { admin } from './support/processes.js';
+import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+
+let service: TestService;
+let ws: Workspace;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  service = await startTestService();
+  ws = await service.workspace();
+  env = { DATABASE_URL: service.databaseUrl };
+});
+afterAll(() => service?.stop());
+
+describe('plans', () => {
+  it('are seeded with LinkedIn metered separately and more tightly than Bluesky', async () => {
+    for (const name of ['free', 'pro', 'business']) {
+      const plan = (await readPlan(service.service.core.db, name))!;
+      expect(plan.rateLimitPerMinute).toBeGreaterThan(0);
+      expect(plan.storageBytes).toBeGreaterThan(0);
+      expect(plan.monthlyPostQuotas.LINKEDIN).toBeLessThan(plan.monthlyPostQuotas.BLUESKY);
+    }
+    expect(await readPlan(service.service.core.db, 'free')).toEqual({
+      name: 'free',
+      rateLimitPerMinute: 60,
+      storageBytes: 1073741824,
+      monthlyPostQuotas: { BLUESKY: 100, LINKEDIN: 20 },
+    });
+  });
+
+  it('are created and changed by define-plan, which needs the numbers of a new plan', async () => {
+    const incomplete = await admin(['define-plan', '--plan', 'team', '--rate-limit', '100'], env);
+    expect(incomplete.code).toBe(1);
+    expect(incomplete.json.code).toBe('VALIDATION_ERROR');
+
+    const created = await admin(
+      ['define-plan', '--plan', 'team', '--rate-limit', '100', '--storage-bytes', '5000000000', '--quota', 'BLUESKY=500', '--quota', 'LINKEDIN=50'],
+      env,
+    );
+    expect(created).toEqual({
+      code: 0,
+      json: { name: 'team', rateLimitPerMinute: 100, storageBytes: 5000000000, monthlyPostQuotas: { BLUESKY: 500, LINKEDIN: 50 } },
+    });
+    const changed = await admin(['define-plan', '--plan', 'team', '--quota', 'LINKEDIN=60'], env);
+    expect(changed.json).toEqual({ ...created.json, monthlyPostQuotas: { BLUESKY: 500, LINKEDIN: 60 } });
+
+    const bad = await admin(['define-plan', '--plan', 'team', '--quota', 'MYSPACE=1'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.json.message).toContain('BLUESKY, LINKEDIN');
+  });
+
+  it('are set on a workspace by set-plan, and a subscription by set-subscription', async () => {
+    const set = await admin(['set-plan', '--workspace', ws.workspaceId, '--plan', 'pro'], env);
+    expect(set).toEqual({ code: 0, json: { workspaceId: ws.workspaceId, plan: 'pro', subscriptionStatus: 'active' } });
+    const unknown = await admin(['set-plan', '--workspace', ws.workspaceId, '--plan', 'platinum'], env);
+    expect(unknown).toEqual({ code: 1, json: { code: 'NOT_FOUND', message: 'No plan named "platinum"' } });
+
+    const none = await admin(['set-subscription', '--workspace', ws.workspaceId, '--status', 'none'], env);
+    expect(none.json).toEqual({ workspaceId: ws.workspaceId, plan: 'pro', subscriptionStatus: 'none' });
+    const wrong = await admin(['set-subscription', '--workspace', ws.workspaceId, '--status', 'paused'], env);
+    expect(wrong.code).toBe(1);
+    const missing = await admin(['set-subscription', '--workspace', '00000000-0000-4000-8000-000000000000', '--status', 'active'], env);
+    expect(missing.json).toEqual({ code: 'NOT_FOUND', message: 'No such workspace' });
+  });
+
+  it('create-integration prints the channel, which the workspace\'s key then lists', async () => {
+    const created = await admin(['create-integration', '--workspace', ws.workspaceId, '--platform', 'LINKEDIN', '--name', 'Company page'], env);
+    expect(created.code).toBe(0);
+    expect(created.json).toEqual(expect.objectContaining({ id: expect.any(String), platform: 'LINKEDIN', name: 'Company page', tokenStatus: 'MISSING' }));
+    const listed = await call(`${service.api}/integrations`, { key: ws.apiKey });
+    expect(listed.json.map((integration: { id: string }) => integration.id)).toContain(created.json.id);
+    const refused = await admin(['create-integration', '--workspace', ws.workspaceId, '--platform', 'MYSPACE', '--name', 'x'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.json.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('the functions behind the commands are what a billing integration would call', async () => {
+    const db = service.service.core.db;
+    await definePlan(db, { name: 'solo', rateLimitPerMinute: 30, storageBytes: 1, monthlyPostQuotas: { BLUESKY: 1 } });
+    expect((await readPlan(db, 'solo'))!.monthlyPostQuotas).toEqual({ BLUESKY: 1, LINKEDIN: 0 });
+    expect(await setWorkspacePlan(db, ws.workspaceId, 'solo')).toEqual(expect.objectContaining({ plan: 'solo' }));
+    expect(await setSubscription(db, ws.workspaceId, 'active')).toEqual({ workspaceId: ws.workspaceId, plan: 'solo', subscriptionStatus: 'active' });
+  });
+});
