@@ -59,9 +59,10 @@ const STOP_MS = 60_000;
  */
 export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Promise<EmbeddedDatabase> {
   await makeWritable(dataDir);
-  const credentials = await readOrCreateCredentials(dataDir);
   const lockFile = join(dataDir, 'postgres.lock');
   const membership = await withFileLock(lockFile, async () => {
+    // Under the lock: a process started at the same moment must not read the file half written.
+    const credentials = await readOrCreateCredentials(dataDir);
     const server = await prepare(dataDir, logger);
     const running = await runningPostmaster(server, logger);
     return running ? becomeMember(server, running, credentials, logger) : start(server, credentials, logger);
@@ -338,10 +339,8 @@ async function readOrCreateCredentials(dataDir: string): Promise<Credentials> {
     }
   }
   const credentials = { user: 'postwise', password: randomBytes(24).toString('base64url') };
-  await writeFile(file, JSON.stringify(credentials), { mode: 0o600, flag: 'wx' }).catch(async (error) => {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  });
-  return JSON.parse(await readFile(file, 'utf8')) as Credentials;
+  await writeFile(file, JSON.stringify(credentials), { mode: 0o600, flag: 'wx' });
+  return credentials;
 }
 
 /** Runs one of the binaries (as the postgres user, when root) and collects its output. */
