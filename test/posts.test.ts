@@ -223,6 +223,15 @@ describe('POST /posts', () => {
     expect((await get(other.ws, `/posts/${mine.json.postId}`)).json).toEqual({ code: 'NOT_FOUND', message: 'Not found' });
   });
 
+  it('takes only drafts for a channel still waiting for its account to be picked', async () => {
+    const fresh = await workspaceWithChannels();
+    await sql`UPDATE integrations SET connect_status = 'PENDING_SELECTION' WHERE id = ${fresh.pro}`;
+    const live = await create(fresh.ws, { rows: [{ content: 'x' }], shared: { selectedIntegrations: [fresh.sky, fresh.pro] } });
+    expect(live.status).toBe(409);
+    expect(live.json).toEqual({ code: 'INVALID_STATE', message: 'shared.selectedIntegrations[1]: "Pro" is not connected yet (connectStatus PENDING_SELECTION); it takes only drafts' });
+    expect((await create(fresh.ws, { rows: [{ content: 'x' }], shared: { selectedIntegrations: [fresh.pro] }, postAction: 'DRAFT' })).status).toBe(201);
+  });
+
   it('is all or nothing: a row that breaks a rule leaves nothing behind, quota included', async () => {
     const fresh = await workspaceWithChannels();
     const count = async () => (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM posts WHERE organization_id = ${fresh.ws.workspaceId}`)[0]!.n;
@@ -313,7 +322,7 @@ describe('subscription and quota', () => {
     const reset = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
     expect(linkedInSpent.json).toEqual({
       code: 'POST_QUOTA_EXCEEDED',
-      message: `The tiny plan allows 1 LINKEDIN posts a month; 1 are used this month and this request needs 1. The quota resets at ${reset}`,
+      message: `The tiny plan allows 1 LINKEDIN post a month; 1 used this month, and this request needs 1. The quota resets at ${reset}`,
     });
     // Bluesky has its own count: 1 used, 2 left.
     expect((await create(ws, { rows: [{ content: 'x' }, { content: 'y' }], shared: { selectedIntegrations: [sky] } })).status).toBe(201);
@@ -373,6 +382,17 @@ describe('NEXT_WINDOW across daylight-saving changes', () => {
     expect((await slots(2, '2026-03-08T00:00:00Z')).map((slot) => slot.toISOString())).toEqual(['2026-03-08T06:30:00.000Z', '2026-03-08T07:30:00.000Z']);
     // Sunday 1 November 2026: 01:30 happens twice; the later is 01:30 EST.
     expect((await slots(2, '2026-11-01T00:00:00Z')).map((slot) => slot.toISOString())).toEqual(['2026-11-01T06:30:00.000Z', '2026-11-01T07:30:00.000Z']);
+  });
+
+  it('answers 409 INVALID_STATE when the posting windows have no slot', async () => {
+    await windows('UTC', []);
+    const answer = await create(ws, { rows: [{ content: 'Nowhere to go' }], shared: { selectedIntegrations: [sky] } });
+    expect(answer.status).toBe(409);
+    expect(answer.json).toEqual({
+      code: 'INVALID_STATE',
+      message: "shared.selectedIntegrations[0]: no free posting slot in the next 366 days for 1 post; check the workspace's posting windows",
+    });
+    expect((await create(ws, { rows: [{ content: 'A draft still' }], shared: { selectedIntegrations: [sky] }, postAction: 'DRAFT' })).status).toBe(201);
   });
 
   it('through the API: slots are the workspace\'s local times, skipping taken ones', async () => {

@@ -158,7 +158,7 @@ export default defineOperation({
           if (!spent.ok) {
             fail(
               'POST_QUOTA_EXCEEDED',
-              `The ${workspace!.plan} plan allows ${spent.limit} ${platform} posts a month; ${spent.used} are used this month and ` +
+              `The ${workspace!.plan} plan allows ${count(spent.limit, `${platform} post`)} a month; ${spent.used} used this month, and ` +
                 `this request needs ${posts}. The quota resets at ${spent.resetsAt.toISOString()}`,
             );
           }
@@ -210,7 +210,7 @@ export default defineOperation({
       return {
         postId: posts[0]!.id,
         postIds: posts.map((post) => post.id),
-        message: `${posts.length} post${posts.length === 1 ? '' : 's'} with ${scheduleCount} schedule${scheduleCount === 1 ? '' : 's'} ${actionMessages[postAction]}`,
+        message: `${count(posts.length, 'post')} with ${count(scheduleCount, 'schedule')} ${actionMessages[postAction]}`,
         scheduleCount,
       };
     });
@@ -282,9 +282,14 @@ async function scheduleTimes(
   for (const [index, integrationId] of targets.entries()) {
     const free = await nextFreeSlots(tx, workspaceId, integrationId, rows.length);
     if (free.length < rows.length) {
-      return `shared.selectedIntegrations[${index}]: no free posting slot in the next ${LOOKAHEAD_DAYS} days for ${rows.length} posts; check the workspace's posting windows`;
+      return `shared.selectedIntegrations[${index}]: no free posting slot in the next ${LOOKAHEAD_DAYS} days for ${count(rows.length, 'post')}; check the workspace's posting windows`;
     }
     slots.push(free);
   }
   return rows.map((_, rowIndex) => targets.map((_, targetIndex) => slots[targetIndex]![rowIndex]!));
+}
+
+/** "1 post", "2 posts" */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

@@ -1,0 +1,245 @@
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operations } from '../operations/index.js';
+import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+
+/** GET /posts: every filter, the page shape walked to its end, and the index behind search. */
+
+let service: TestService;
+let sql: postgres.Sql;
+let ws: Workspace;
+let sky: string;
+let pro: string;
+let tags: Record<string, string>;
+/** Post ids by name, as created. */
+const posts: Record<string, string> = {};
+
+const listPosts = operations.find((operation) => operation.id === 'listPosts')!;
+const get = (path: string, key = ws.apiKey) => call(`${service.api}${path}`, { key });
+const ids = async (query: string) => {
+  const answer = await get(`/posts?limit=100&${query}`);
+  expect(answer.status, answer.text).toBe(200);
+  expect(listPosts.output.safeParse(answer.json).success).toBe(true);
+  return answer.json.items.map((post: { id: string }) => post.id).sort();
+};
+const named = (...names: string[]) => names.map((name) => posts[name]!).sort();
+
+beforeAll(async () => {
+  service = await startTestService();
+  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {} });
+  ws = await service.workspace({ plan: 'business' });
+  sky = (await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Sky' })).id;
+  pro = (await ws.admin('createIntegration', { platform: 'LINKEDIN', name: 'Pro' })).id;
+  tags = {
+    launch: (await ws.admin('createTag', { name: 'Launch' })).id,
+    research: (await ws.admin('createTag', { name: 'Research' })).id,
+  };
+  const create = async (name: string, body: Record<string, unknown>) => {
+    const answer = await call(`${service.api}/posts`, { method: 'POST', key: ws.apiKey, body });
+    expect(answer.status, answer.text).toBe(201);
+    posts[name] = answer.json.postId;
+  };
+  await create('draftBoth', { rows: [{ content: 'Draft for BOTH channels', tagIds: [tags.launch] }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'DRAFT' });
+  await create('heldDraft', { rows: [{ content: 'A draft held on 2030-01-15', scheduledAt: '2030-01-15T10:00:00Z' }], shared: { selectedIntegrations: [sky] }, postAction: 'DRAFT' });
+  await create('skyLater', { rows: [{ content: 'Sky in 2030: 100% sure', scheduledAt: '2030-02-01T23:30:00Z', tagIds: [tags.research] }], shared: { selectedIntegrations: [sky] }, postAction: 'SCHEDULED_TIME' });
+  await create('proLater', { rows: [{ content: 'LinkedIn in 2030, under_score', scheduledAt: '2030-02-02T08:00:00Z', tagIds: [tags.launch, tags.research] }], shared: { selectedIntegrations: [pro] }, postAction: 'SCHEDULED_TIME' });
+  await create('failed', { rows: [{ content: 'This one FAILED' }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'PUBLISH_NOW' });
+  await create('published', { rows: [{ content: 'Published already' }], shared: { selectedIntegrations: [pro] }, postAction: 'PUBLISH_NOW' });
+  // The publishing engine moves these; here the rows are set as it will.
+  await sql`UPDATE schedules SET status = 'FAILED' WHERE post_id = ${posts.failed!} AND integration_id = ${pro}`;
+  await sql`UPDATE schedules SET status = 'PUBLISHING' WHERE post_id = ${posts.failed!} AND integration_id = ${sky}`;
+  await sql`UPDATE schedules SET status = 'PUBLISHED', published_at = now() WHERE post_id = ${posts.published!}`;
+});
+afterAll(async () => {
+  await sql?.end();
+  await service?.stop();
+});
+
+describe('GET /posts filters', () => {
+  it('without filters: every post of the workspace, newest first, and none of another\'s', async () => {
+    const other = await service.workspace();
+    await call(`${service.api}/posts`, { method: 'POST', key: other.apiKey, body: { rows: [{ content: 'Not yours' }], shared: { selectedIntegrations: [(await other.admin('createIntegration', { platform: 'BLUESKY', name: 'x' })).id] }, postAction: 'DRAFT' } });
+    const answer = await get('/posts');
+    expect(answer.json.items.map((post: { id: string }) => post.id)).toEqual(
+      ['published', 'failed', 'proLater', 'skyLater', 'heldDraft', 'draftBoth'].map((name) => posts[name]),
+    );
+    expect(answer.json.pageInfo).toEqual({ page: 1, limit: 10, total: 6, totalPages: 1, hasNextPage: false, hasPreviousPage: false });
+  });
+
+  it('status: posts with a schedule in any of the statuses; repeated keys and comma-separated values alike', async () => {
+    expect(await ids('status=DRAFT')).toEqual(named('draftBoth', 'heldDraft'));
+    expect(await ids('status=FAILED')).toEqual(named('failed'));
+    expect(await ids('status=PUBLISHING&status=PUBLISHED')).toEqual(named('failed', 'published'));
+    expect(await ids('status=PUBLISHING,PUBLISHED')).toEqual(named('failed', 'published'));
+    expect(await ids('status=SCHEDULED')).toEqual(named('skyLater', 'proLater'));
+    const wrong = await get('/posts?status=LIVE');
+    expect(wrong.status).toBe(400);
+    expect(wrong.json.message).toContain('query.status');
+  });
+
+  it('platform, and platform with status on the same schedule', async () => {
+    expect(await ids('platform=BLUESKY')).toEqual(named('draftBoth', 'heldDraft', 'skyLater', 'failed'));
+    expect(await ids('platform=LINKEDIN,BLUESKY')).toEqual(named('draftBoth', 'heldDraft', 'skyLater', 'proLater', 'failed', 'published'));
+    // "failed" has a FAILED schedule on LinkedIn only.
+    expect(await ids('platform=LINKEDIN&status=FAILED')).toEqual(named('failed'));
+    expect(await ids('platform=BLUESKY&status=FAILED')).toEqual([]);
+  });
+
+  it('search: content, case-insensitively, with % and _ taken literally', async () => {
+    expect(await ids('search=both')).toEqual(named('draftBoth'));
+    expect(await ids('search=IN%202030')).toEqual(named('skyLater', 'proLater'));
+    expect(await ids(`search=${encodeURIComponent('100%')}`)).toEqual(named('skyLater'));
+    expect(await ids(`search=${encodeURIComponent('%')}`)).toEqual(named('skyLater'));
+    expect(await ids('search=under_score')).toEqual(named('proLater'));
+    expect(await ids('search=under%score')).toEqual([]);
+    expect(await ids('search=nothing%20like%20it')).toEqual([]);
+  });
+
+  it('tagIds: posts carrying any of the tags', async () => {
+    expect(await ids(`tagIds=${tags.launch}`)).toEqual(named('draftBoth', 'proLater'));
+    expect(await ids(`tagIds=${tags.launch},${tags.research}`)).toEqual(named('draftBoth', 'skyLater', 'proLater'));
+    expect(await ids(`tagIds=${tags.research}&search=linkedin`)).toEqual(named('proLater'));
+    expect(await ids('tagIds=00000000-0000-4000-8000-000000000000')).toEqual([]);
+  });
+
+  it('dateFrom and dateTo: a schedule\'s time, inclusive; a date is that whole day in the workspace\'s time zone', async () => {
+    expect(await ids('dateFrom=2030-01-01T00:00:00Z')).toEqual(named('heldDraft', 'skyLater', 'proLater'));
+    expect(await ids('dateFrom=2030-02-01T23:30:00Z&dateTo=2030-02-02T08:00:00Z')).toEqual(named('skyLater', 'proLater'));
+    expect(await ids('dateTo=2030-02-01')).toEqual(named('heldDraft', 'skyLater', 'failed', 'published'));
+    expect(await ids('dateFrom=2030-02-02&dateTo=2030-02-02')).toEqual(named('proLater'));
+    expect(await ids('dateFrom=2030-01-15&dateTo=2030-01-15&status=DRAFT')).toEqual(named('heldDraft'));
+    // In Tokyo (UTC+9), 2030-02-01T23:30Z is already 2 February.
+    await sql`UPDATE organizations SET time_zone = 'Asia/Tokyo' WHERE id = ${ws.workspaceId}`;
+    expect(await ids('dateFrom=2030-02-02&dateTo=2030-02-02')).toEqual(named('skyLater', 'proLater'));
+    await sql`UPDATE organizations SET time_zone = 'UTC' WHERE id = ${ws.workspaceId}`;
+    expect((await get('/posts?dateFrom=yesterday')).status).toBe(400);
+  });
+});
+
+describe('GET /posts pages', () => {
+  it('walks every post once, page by page, to the end', async () => {
+    const all = await ids('');
+    for (const limit of [1, 4, 5, 100]) {
+      const seen: string[] = [];
+      let page = 1;
+      let pageInfo: any;
+      do {
+        const answer = await get(`/posts?limit=${limit}&page=${page}`);
+        expect(answer.status).toBe(200);
+        pageInfo = answer.json.pageInfo;
+        expect(pageInfo).toEqual({
+          page,
+          limit,
+          total: all.length,
+          totalPages: Math.ceil(all.length / limit),
+          hasNextPage: page < Math.ceil(all.length / limit),
+          hasPreviousPage: page > 1,
+        });
+        seen.push(...answer.json.items.map((post: { id: string }) => post.id));
+        page++;
+      } while (pageInfo.hasNextPage);
+      expect(seen.length).toBe(all.length);
+      expect([...seen].sort()).toEqual(all);
+    }
+  });
+
+  it('answers an empty page past the end, and refuses page and limit outside the contract\'s bounds', async () => {
+    const past = await get('/posts?page=50&limit=5');
+    expect(past.json).toEqual({ items: [], pageInfo: { page: 50, limit: 5, total: 6, totalPages: 2, hasNextPage: false, hasPreviousPage: true } });
+    for (const [query, field] of [['page=0', 'query.page'], ['limit=0', 'query.limit'], ['limit=101', 'query.limit'], ['limit=ten', 'query.limit'], ['page=1.5', 'query.page']]) {
+      const answer = await get(`/posts?${query}`);
+      expect(answer.status, query).toBe(400);
+      expect(answer.json.message).toContain(field);
+    }
+  });
+
+  it('searches through the trigram index', async () => {
+    // With a few rows a scan of the workspace's posts is cheaper, and the planner rightly takes it (it switches
+    // to the trigram index on its own around a hundred thousand rows); forbidding the scans shows the index
+    // serves this very condition, escapes included.
+    const plan = await sql.begin(async (tx) => {
+      await tx`SET LOCAL enable_seqscan = off`;
+      return tx.unsafe('EXPLAIN SELECT id FROM posts WHERE content ILIKE $1', ['%under\\_score%']);
+    });
+    expect(plan.map((row) => row['QUERY PLAN']).join('\n')).toContain('Bitmap Index Scan on posts_content_trgm_idx');
+  });
+});
+
+describe('GET /posts/{id}', () => {
+  it('answers 404 for another workspace\'s post, a missing one, and a malformed id, as REST and the same as MCP', async () => {
+    const other = await service.workspace();
+    const theirs = await get(`/posts/${posts.draftBoth}`, other.apiKey);
+    const missing = await get('/posts/00000000-0000-4000-8000-000000000000');
+    expect(theirs.status).toBe(404);
+    expect(theirs.json).toEqual({ code: 'NOT_FOUND', message: 'Not found' });
+    expect(missing.text).toBe(theirs.text);
+    expect((await get('/posts/not-a-uuid')).status).toBe(400);
+    const overMcp = await call(`${service.base}/mcp`, {
+      method: 'POST',
+      key: other.apiKey,
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'getPost', arguments: { id: posts.draftBoth } } },
+    });
+    expect(overMcp.json.result.isError).toBe(true);
+    expect(JSON.parse(overMcp.json.result.content[0].text)).toEqual(theirs.json);
+  });
+
+  it('answers every field of the contract\'s Post, with null where the feature is not built yet', async () => {
+    const answer = await get(`/posts/${posts.proLater}`);
+    expect(answer.json).toEqual({
+      id: posts.proLater,
+      content: 'LinkedIn in 2030, under_score',
+      organizationId: ws.workspaceId,
+      userId: ws.userId,
+      originSourcePostId: null,
+      isEvergreen: false,
+      lastRecycledAt: null,
+      tagIds: [tags.launch, tags.research],
+      approvalStatus: null,
+      approvalRequestedAt: null,
+      approvalCompletedAt: null,
+      requiredApproverIds: [],
+      canSchedule: true,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+      attachments: [],
+      collab: null,
+      tags: [
+        { id: tags.launch, name: 'Launch', slug: 'launch' },
+        { id: tags.research, name: 'Research', slug: 'research' },
+      ],
+      schedules: [
+        {
+          id: expect.any(String),
+          postId: posts.proLater,
+          organizationId: ws.workspaceId,
+          userId: ws.userId,
+          integrationId: pro,
+          status: 'SCHEDULED',
+          scheduledAt: '2030-02-02T08:00:00.000Z',
+          publishedAt: null,
+          originRecycleEventId: null,
+          failureReason: null,
+          failureDetail: null,
+          platformDeletedAt: null,
+          scheduledContent: 'LinkedIn in 2030, under_score',
+          firstComment: null,
+          settings: {},
+          attachmentMediaUrls: [],
+          platformPostId: null,
+          releaseUrl: null,
+          retryCount: 0,
+          lastAttempt: null,
+          threadRootScheduleId: null,
+          threadOrder: 0,
+          approvalStatus: null,
+          approvalRequestedAt: null,
+          approvalCompletedAt: null,
+          createdAt: expect.any(String),
+          updatedAt: expect.any(String),
+          integration: { id: pro, name: 'Pro', platform: 'LINKEDIN', tokenStatus: 'MISSING' },
+        },
+      ],
+      user: { id: ws.userId, name: 'Owner', email: expect.stringMatching(/@example\.com$/) },
+    });
+  });
+});
