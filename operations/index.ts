@@ -5,10 +5,17 @@ import revokeApiKey from './api-keys/revoke.js';
 import createIntegration from './integrations/create.js';
 import listIntegrations from './integrations/list.js';
 import addMember from './members/add.js';
-import removeMember from './members/remove.js';
 import createPost from './posts/create.js';
+import deletePost from './posts/delete.js';
 import getPost from './posts/get.js';
 import listPosts from './posts/list.js';
+import updatePost from './posts/update.js';
+import removeMember from './members/remove.js';
+import deleteSchedule from './schedules/delete.js';
+import getSchedule from './schedules/get.js';
+import listSchedules from './schedules/list.js';
+import rescheduleSchedule from './schedules/reschedule.js';
+import retrySchedule from './schedules/retry.js';
 import createTag from './tags/create.js';
 import getTag from './tags/get.js';
 import listTags from './tags/list.js';
@@ -34,4 +41,11 @@ export const operations: readonly Operation[] = [
   listPosts,
   getPost,
   createPost,
+  updatePost,
+  deletePost,
+  listSchedules,
+  getSchedule,
+  deleteSchedule,
+  retrySchedule,
+  rescheduleSchedule,
 ];

@@ -25,6 +25,13 @@ const publicOperations: [string, string][] = [
   ['get', '/posts'],
   ['post', '/posts'],
   ['get', '/posts/{id}'],
+  ['patch', '/posts/{id}'],
+  ['delete', '/posts/{id}'],
+  ['post', '/posts/schedules/{scheduleId}/retry'],
+  ['post', '/posts/schedules/{scheduleId}/reschedule'],
+  ['get', '/schedules'],
+  ['get', '/schedules/{id}'],
+  ['delete', '/schedules/{id}'],
 ];
 
 const operation = (method: string, path: string) => doc.paths[path]?.[method];
@@ -67,6 +74,17 @@ describe('GET /api/v1/openapi.json', () => {
     expect(parameter('get', '/tags/{id}', 'id').schema.format).toBe('uuid');
     expect(parameter('get', '/usage/events', 'limit').schema).toEqual(expect.objectContaining({ minimum: 1, maximum: 100 }));
     expect(parameter('get', '/usage/events', 'cursor').schema.type).toBe('integer');
+  });
+
+  it('declares the calendar cursor as a deep object, and array filters as repeated keys', () => {
+    expect(parameter('get', '/schedules', 'cursor')).toEqual(expect.objectContaining({ in: 'query', style: 'deepObject', explode: true }));
+    expect(parameter('get', '/schedules', 'limit').schema).toEqual(expect.objectContaining({ minimum: 10, maximum: 100, default: 20 }));
+    expect(parameter('get', '/schedules', 'statuses').schema.type).toBe('array');
+    expect(parameter('get', '/schedules/{id}', 'postId')).toEqual(expect.objectContaining({ in: 'query', required: true }));
+    expect(operation('delete', '/schedules/{id}').requestBody).toEqual(expect.objectContaining({ required: false }));
+    expect(operation('post', '/posts/schedules/{scheduleId}/retry').responses['409'].content['application/json'].schema.properties.code.enum).toEqual([
+      'INVALID_STATE',
+    ]);
   });
 
   it('describes the success bodies of the contract', () => {

@@ -14,9 +14,9 @@ const MAX_TEXT = 100_000;
 /** Schedules one request may create (rows × channels × thread parts). */
 const MAX_SCHEDULES = 1000;
 
-const content = text.min(1).max(MAX_TEXT);
+export const content = text.min(1).max(MAX_TEXT);
 
-const settings = z
+export const settings = z
   .record(z.string(), z.unknown())
   .refine((value) => !JSON.stringify(value).includes('\\u0000'), 'must not contain the NUL character (\\u0000)')
   .meta({ description: 'Free-form options for this channel, kept on its schedule as given (the publishing adapters read them).' });

@@ -8,7 +8,8 @@ import { z } from 'zod';
  *
  * - numbers and integers: decimal text (`63`, `-2`, `1.5`);
  * - booleans: `true` or `false`;
- * - arrays: repeated keys (`status=A&status=B`), comma-separated values (`status=A,B`), or both;
+ * - arrays: repeated keys (`status=A&status=B`), comma-separated values (`status=A,B`), or both; empty values
+ *   are dropped, so `status=` is an empty array;
  * - objects: deep-object keys (`cursor[id]=…&cursor[scheduledAt]=…`) or one JSON text (`cursor={"id":…}`).
  */
 export function fromText<T extends z.ZodObject>(schema: T): z.ZodType<z.output<T>, unknown> {
@@ -34,7 +35,8 @@ function convert(value: unknown, schema: JsonSchema, root: JsonSchema): unknown 
   if (types.has('string')) return value; // text is already the declared type
   if (types.has('array')) {
     const items = resolved.items ?? [resolved.anyOf, resolved.oneOf].flat().find((member) => member?.items)?.items ?? {};
-    const parts = (Array.isArray(value) ? value : [value]).flatMap((part) => (typeof part === 'string' ? part.split(',') : [part]));
+    // Empty values are no values: `status=` and `status=A,,B` mean [] and [A, B].
+    const parts = (Array.isArray(value) ? value : [value]).flatMap((part) => (typeof part === 'string' ? part.split(',').filter(Boolean) : [part]));
     return typeof value === 'string' || Array.isArray(value) ? parts.map((part) => convert(part, items, root)) : value;
   }
   if (typeof value === 'string') {

@@ -1,0 +1,186 @@
+import { z } from 'zod';
+import type { Sql } from '../../src/db/index.js';
+import { platforms, type Platform } from '../../src/platforms/index.js';
+import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
+import { timestamp, uuid } from '../../src/registry/fields.js';
+import { defineOperation } from '../../src/registry/operation.js';
+import { enqueuePublish } from '../../src/worker/jobs.js';
+import { content, settings } from './create.js';
+import type { ScheduleStatus } from './post.js';
+import { spendQuota } from './quota.js';
+import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
+
+interface LockedSchedule {
+  id: string;
+  status: ScheduleStatus;
+  scheduledContent: string;
+  threadOrder: number;
+  integrationId: string;
+  platform: Platform;
+  name: string;
+  connectStatus: string;
+}
+
+const editable = (schedule: LockedSchedule) => schedule.status === 'DRAFT' || schedule.status === 'SCHEDULED' || schedule.status === 'FAILED';
+
+export default defineOperation({
+  id: 'updatePost',
+  method: 'PATCH',
+  path: '/posts/{id}',
+  visibility: 'public',
+  summary: 'Change a post: its content, tags, first comment, per-schedule content, or schedule its drafts',
+  description: [
+    'Every field is optional; what is sent changes, what is not stays. Schedules that are PUBLISHING or PUBLISHED are never',
+    'altered: a change of the post\'s content or first comment skips them (the message says how many), and naming one in',
+    '`schedules` answers 409 INVALID_STATE.',
+    '',
+    '- `content`: the post\'s text, and the text of each unpublished schedule that published the post\'s text (a schedule with its',
+    '  own content, an override, keeps it; thread parts keep theirs).',
+    '- `tagIds`: replaces the post\'s tags. `firstComment`: on every unpublished schedule (null removes it). `isEvergreen`.',
+    '- `schedules`: per schedule of this post, its own `content` and/or `settings` (settings replace the old ones).',
+    '- `postAction` makes the post\'s DRAFT schedules live, as createPost does: `SCHEDULED_TIME` at `scheduledAt`, `PUBLISH_NOW`,',
+    '  or `NEXT_WINDOW`; it needs an active subscription (402) and spends the monthly quota (403).',
+    '',
+    'Every new text is checked against each affected channel\'s platform (400 CONTENT_TOO_LONG, naming the field, channel and',
+    'limit). All or nothing.',
+  ].join('\n'),
+  input: {
+    path: z.object({ id: uuid }),
+    body: z.strictObject({
+      content: content.optional(),
+      tagIds: z.array(uuid).max(50).optional(),
+      firstComment: content.nullable().optional(),
+      isEvergreen: z.boolean().optional(),
+      schedules: z
+        .array(z.strictObject({ id: uuid, content: content.optional(), settings: settings.optional() }))
+        .max(100)
+        .optional(),
+      postAction: z.enum(['SCHEDULED_TIME', 'PUBLISH_NOW', 'NEXT_WINDOW']).optional(),
+      scheduledAt: timestamp.optional().meta({ description: 'With postAction SCHEDULED_TIME: when the drafts publish; in the future.' }),
+    }),
+  },
+  output: z.object({ postId: uuid, message: z.string() }),
+  errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'INVALID_STATE', 'CONTENT_TOO_LONG', 'PAYMENT_REQUIRED', 'POST_QUOTA_EXCEEDED'],
+  async handler({ id, ...change }, { db, auth, fail }) {
+    if (change.postAction === 'SCHEDULED_TIME') {
+      if (!change.scheduledAt) return fail('VALIDATION_ERROR', 'body.scheduledAt: required when postAction is SCHEDULED_TIME');
+      if (Date.parse(change.scheduledAt) <= Date.now()) return fail('VALIDATION_ERROR', `body.scheduledAt: ${change.scheduledAt} is in the past`);
+    }
+    return db.begin(async (tx) => {
+      const [post] = await tx<{ content: string }[]>`
+        SELECT content FROM posts WHERE id = ${id} AND organization_id = ${auth.workspaceId} FOR UPDATE`;
+      if (!post) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
+      const schedules = await tx<LockedSchedule[]>`
+        SELECT s.id, s.status, s.scheduled_content, s.thread_order, s.integration_id, i.platform, i.name, i.connect_status
+        FROM schedules s JOIN integrations i ON i.id = s.integration_id
+        WHERE s.post_id = ${id} ORDER BY i.id, s.thread_order FOR NO KEY UPDATE OF s`;
+      const roots = schedules.filter((schedule) => schedule.threadOrder === 0);
+      const check = (field: string, text: string, schedule: LockedSchedule) => {
+        const tooLong = platforms[schedule.platform].checkText(text);
+        if (tooLong) {
+          fail(
+            'CONTENT_TOO_LONG',
+            `${field} for "${schedule.name}" (${schedule.platform}): ${tooLong.length} ${tooLong.unit}; ` +
+              `${platforms[schedule.platform].label} allows at most ${tooLong.limit}`,
+          );
+        }
+      };
+
+      const updates: { id: string; content?: string; settings?: Record<string, unknown> }[] = [];
+      for (const [index, edit] of (change.schedules ?? []).entries()) {
+        const schedule = schedules.find((candidate) => candidate.id === edit.id);
+        if (!schedule) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: body.schedules[${index}].id is not a schedule of this post`);
+        if (!editable(schedule)) return fail('INVALID_STATE', `body.schedules[${index}]: the schedule is ${schedule.status}; it cannot be changed`);
+        if (edit.content !== undefined) check(`body.schedules[${index}].content`, edit.content, schedule);
+        updates.push(edit);
+      }
+      const following = change.content === undefined ? [] : roots.filter((root) => editable(root) && root.scheduledContent === post.content);
+      for (const root of following) check('body.content', change.content!, root);
+      if (typeof change.firstComment === 'string') for (const root of roots.filter(editable)) check('body.firstComment', change.firstComment, root);
+      if (change.tagIds) {
+        const found = await tx<{ id: string }[]>`SELECT id FROM tags WHERE organization_id = ${auth.workspaceId} AND id = ANY(${change.tagIds}::uuid[])`;
+        const missing = change.tagIds.findIndex((tagId) => !found.some((tag) => tag.id === tagId));
+        if (missing >= 0) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: body.tagIds[${missing}]`);
+      }
+      const promoted = change.postAction ? await makeDraftsLive(tx, auth.workspaceId, roots, change.postAction, change.scheduledAt, fail) : 0;
+
+      if (change.content !== undefined || change.isEvergreen !== undefined) {
+        await tx`UPDATE posts SET content = coalesce(${change.content ?? null}, content),
+          is_evergreen = coalesce(${change.isEvergreen ?? null}::boolean, is_evergreen), updated_at = now() WHERE id = ${id}`;
+      }
+      if (following.length) {
+        await tx`UPDATE schedules SET scheduled_content = ${change.content!}, updated_at = now() WHERE id = ANY(${following.map((root) => root.id)}::uuid[])`;
+      }
+      for (const edit of updates) {
+        await tx`UPDATE schedules SET scheduled_content = coalesce(${edit.content ?? null}, scheduled_content),
+          settings = coalesce(${edit.settings ? tx.json(edit.settings as Parameters<typeof tx.json>[0]) : null}::jsonb, settings), updated_at = now()
+          WHERE id = ${edit.id}`;
+      }
+      if (change.firstComment !== undefined) {
+        await tx`UPDATE schedules SET first_comment = ${change.firstComment}, updated_at = now()
+          WHERE id = ANY(${roots.filter(editable).map((root) => root.id)}::uuid[])`;
+      }
+      if (change.tagIds) {
+        await tx`DELETE FROM post_tags WHERE post_id = ${id}`;
+        const rows = [...new Set(change.tagIds)].map((tagId) => ({ postId: id, tagId, organizationId: auth.workspaceId }));
+        if (rows.length) await tx`INSERT INTO post_tags ${tx(rows)}`;
+      }
+
+      const frozen = schedules.filter((schedule) => !editable(schedule)).length;
+      const notes = [
+        'Post updated',
+        promoted ? `${promoted} draft schedule${promoted === 1 ? '' : 's'} made live` : '',
+        frozen && (change.content !== undefined || change.firstComment !== undefined)
+          ? `${frozen} schedule${frozen === 1 ? ' was' : 's were'} not altered because ${frozen === 1 ? 'it is' : 'they are'} PUBLISHING or PUBLISHED`
+          : '',
+      ];
+      return { postId: id, message: notes.filter(Boolean).join('; ') };
+    });
+  },
+});
+
+/**
+ * Makes the post's DRAFT schedules live as createPost would: same subscription, connection, quota and slot rules.
+ * Returns how many thread roots went live.
+ */
+async function makeDraftsLive(
+  tx: Sql,
+  workspaceId: string,
+  roots: LockedSchedule[],
+  postAction: 'SCHEDULED_TIME' | 'PUBLISH_NOW' | 'NEXT_WINDOW',
+  scheduledAt: string | undefined,
+  fail: (code: 'PAYMENT_REQUIRED' | 'INVALID_STATE' | 'POST_QUOTA_EXCEEDED', message: string) => never,
+): Promise<number> {
+  const drafts = roots.filter((root) => root.status === 'DRAFT');
+  if (drafts.length === 0) return 0;
+  const [workspace] = await tx<{ plan: string; subscriptionStatus: string }[]>`SELECT plan, subscription_status FROM organizations WHERE id = ${workspaceId}`;
+  if (workspace!.subscriptionStatus !== 'active') fail('PAYMENT_REQUIRED', 'The workspace has no active subscription: drafts cannot be made live');
+  const pending = drafts.find((draft) => draft.connectStatus !== 'ACTIVE');
+  if (pending) fail('INVALID_STATE', `"${pending.name}" is not connected yet (connectStatus ${pending.connectStatus}); it takes only drafts`);
+  // The channels are locked in id order, as createPost locks them, so slots and quotas are taken one create at a time.
+  await tx`SELECT 1 FROM integrations WHERE id = ANY(${drafts.map((draft) => draft.integrationId)}::uuid[]) ORDER BY id FOR NO KEY UPDATE`;
+  for (const platform of [...new Set(drafts.map((draft) => draft.platform))].sort()) {
+    const posts = drafts.filter((draft) => draft.platform === platform).length;
+    const spent = await spendQuota(tx, { id: workspaceId, plan: workspace!.plan }, platform, posts);
+    if (!spent.ok) {
+      fail(
+        'POST_QUOTA_EXCEEDED',
+        `The ${workspace!.plan} plan allows ${spent.limit} ${platform} posts a month; ${spent.used} are used this month and ` +
+          `this request needs ${posts}. The quota resets at ${spent.resetsAt.toISOString()}`,
+      );
+    }
+  }
+  const now = new Date();
+  for (const draft of drafts) {
+    let at = postAction === 'SCHEDULED_TIME' ? new Date(scheduledAt!) : now;
+    if (postAction === 'NEXT_WINDOW') {
+      const [slot] = await nextFreeSlots(tx, workspaceId, draft.integrationId, 1);
+      if (!slot) fail('INVALID_STATE', `"${draft.name}": no free posting slot in the next ${LOOKAHEAD_DAYS} days; check the workspace's posting windows`);
+      at = slot;
+    }
+    await tx`UPDATE schedules SET status = 'SCHEDULED', scheduled_at = ${at}, updated_at = now()
+      WHERE (id = ${draft.id} OR thread_root_schedule_id = ${draft.id}) AND status = 'DRAFT'`;
+  }
+  await enqueuePublish(tx, drafts.map((draft) => draft.id));
+  return drafts.length;
+}

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import type { Sql } from '../../src/db/index.js';
+import { timestamp, uuid } from '../../src/registry/fields.js';
+import { defineOperation } from '../../src/registry/operation.js';
+import { platform } from '../integrations/integration.js';
+import { scheduleStatus } from '../posts/post.js';
+import { CalendarCursor, CalendarSchedule, cursorOf, selectCalendar, toCalendarSchedule } from './calendar.js';
+
+const dateOrTime = z
+  .union([timestamp, z.iso.date()])
+  .meta({ description: 'A date-time with its offset, or a date (`2026-03-29`), which means midnight in the workspace\'s time zone.' });
+
+const listOf = <T extends z.ZodType>(item: T, what: string) =>
+  z
+    .array(item)
+    .min(1)
+    .optional()
+    .meta({ description: `Only schedules of these ${what}; repeated keys or comma-separated values.` });
+
+export default defineOperation({
+  id: 'listSchedules',
+  method: 'GET',
+  path: '/schedules',
+  visibility: 'public',
+  summary: 'The calendar: schedules in time order, a keyset page at a time',
+  description:
+    'Schedules that have a time (a draft without a date is not on the calendar: find it with `GET /posts?status=DRAFT`), ordered by ' +
+    '`(scheduledAt, id)`. `view=agenda` (the default) lists from `startDate` to `endDate`, each optional. `view=week` and `view=month` ' +
+    'list the ISO week (from Monday) or the calendar month, in the workspace\'s time zone, that contains `startDate` (now, unless given); ' +
+    'an `endDate` replaces the end of that window. `startDate` is inclusive, `endDate` exclusive.\n\n' +
+    '`direction=forward` (the default) walks towards later schedules, `backward` towards earlier ones, newest first. While `hasMore` is ' +
+    'true, pass `nextCursor` back as `cursor` for the next page in the same direction: as deep-object keys ' +
+    '(`cursor[scheduledAt]=...&cursor[id]=...`) or as one JSON text (`cursor={"scheduledAt":...,"id":...}`); over MCP, as the object ' +
+    'itself. A page is served by an index on `(scheduledAt, id)`, so it costs the same at the end of the calendar as at its start, and ' +
+    'schedules added or moved during a walk never make it repeat or skip one that stayed in place.',
+  input: {
+    query: z.object({
+      startDate: dateOrTime.optional(),
+      endDate: dateOrTime.optional(),
+      view: z.enum(['month', 'week', 'agenda']).default('agenda'),
+      limit: z.number().int().min(10).max(100).default(20).meta({ description: 'Schedules per page, 10 to 100; 20 unless given.' }),
+      cursor: CalendarCursor.optional().meta({ param: { style: 'deepObject', explode: true } }),
+      direction: z.enum(['forward', 'backward']).default('forward'),
+      platforms: listOf(platform, 'platforms'),
+      statuses: listOf(scheduleStatus, 'statuses'),
+      integrationIds: listOf(uuid, 'integrations'),
+    }),
+  },
+  output: z.object({
+    schedules: z.array(CalendarSchedule),
+    nextCursor: CalendarCursor.nullable().meta({ description: 'Where the next page starts; null on the last page.' }),
+    hasMore: z.boolean(),
+  }),
+  async handler(query, { db, auth }) {
+    const [workspace] = await db<{ timeZone: string }[]>`SELECT time_zone FROM organizations WHERE id = ${auth.workspaceId}`;
+    const { start, end } = windowOf(db, query, workspace!.timeZone);
+    const forward = query.direction === 'forward';
+    const conditions = [
+      db`s.scheduled_at IS NOT NULL`,
+      start && db`s.scheduled_at >= ${start}`,
+      end && db`s.scheduled_at < ${end}`,
+      query.cursor &&
+        (forward
+          ? db`(s.scheduled_at, s.id) > (${query.cursor.scheduledAt}::timestamptz, ${query.cursor.id}::uuid)`
+          : db`(s.scheduled_at, s.id) < (${query.cursor.scheduledAt}::timestamptz, ${query.cursor.id}::uuid)`),
+      query.platforms && db`i.platform = ANY(${query.platforms}::text[])`,
+      query.statuses && db`s.status = ANY(${query.statuses}::text[])`,
+      query.integrationIds && db`s.integration_id = ANY(${query.integrationIds}::uuid[])`,
+    ].filter((condition) => condition !== undefined);
+    const where = conditions.reduce((all, condition) => db`${all} AND ${condition}`);
+    const order = forward ? db`s.scheduled_at, s.id` : db`s.scheduled_at DESC, s.id DESC`;
+    const rows = await selectCalendar(db, auth.workspaceId, where, order, query.limit + 1);
+    const page = rows.slice(0, query.limit);
+    const hasMore = rows.length > query.limit;
+    return { schedules: page.map(toCalendarSchedule), nextCursor: hasMore ? cursorOf(page.at(-1)!) : null, hasMore };
+  },
+});
+
+/** The bounds of the listing as SQL values: a view's window in the workspace's time zone, or the dates given. */
+function windowOf(db: Sql, query: { view: 'month' | 'week' | 'agenda'; startDate?: string; endDate?: string }, timeZone: string) {
+  const instant = (value: string) => (value.includes('T') ? db`${value}::timestamptz` : db`(${value}::date::timestamp AT TIME ZONE ${timeZone})`);
+  const start = query.startDate === undefined ? undefined : instant(query.startDate);
+  const end = query.endDate === undefined ? undefined : instant(query.endDate);
+  if (query.view === 'agenda') return { start, end };
+  // Truncating the local wall time and adding a local week or month keeps the window right across DST changes.
+  const local = db`date_trunc(${query.view}, ${start ?? db`now()`} AT TIME ZONE ${timeZone})`;
+  return {
+    start: db`(${local} AT TIME ZONE ${timeZone})`,
+    end: end ?? db`((${local} + ${`1 ${query.view}`}::interval) AT TIME ZONE ${timeZone})`,
+  };
+}

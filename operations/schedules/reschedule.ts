@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { success, timestamp, uuid } from '../../src/registry/fields.js';
+import { defineOperation } from '../../src/registry/operation.js';
+import { enqueuePublish } from '../../src/worker/jobs.js';
+import { lockForMove } from './state.js';
+
+export default defineOperation({
+  id: 'rescheduleSchedule',
+  method: 'POST',
+  path: '/posts/schedules/{scheduleId}/reschedule',
+  visibility: 'public',
+  summary: 'Move a schedule to a new time',
+  description:
+    'Moves a DRAFT (it stays a draft, held at the new time), a SCHEDULED schedule (its publish job moves with it, in the same ' +
+    'transaction) or a FAILED one (it becomes SCHEDULED at the new time; needs an active subscription, 402). A thread moves whole: ' +
+    'pass its first schedule, whose parts follow; a thread part alone answers 400. PUBLISHING and PUBLISHED answer 409 INVALID_STATE. ' +
+    '`scheduledAt` must be in the future. The monthly quota is not spent again.',
+  input: {
+    path: z.object({ scheduleId: uuid }),
+    body: z.strictObject({ scheduledAt: timestamp.meta({ description: 'The new time; in the future.' }) }),
+  },
+  output: success,
+  errors: ['NOT_FOUND', 'INVALID_STATE', 'PAYMENT_REQUIRED', 'VALIDATION_ERROR'],
+  async handler({ scheduleId, scheduledAt }, { db, auth, fail }) {
+    if (Date.parse(scheduledAt) <= Date.now()) return fail('VALIDATION_ERROR', `body.scheduledAt: ${scheduledAt} is in the past`);
+    return db.begin(async (tx) => {
+      const locked = await lockForMove(tx, auth.workspaceId, scheduleId, 'reschedule');
+      if ('code' in locked) return fail(locked.code, locked.message);
+      if (locked.schedule.threadRootScheduleId) {
+        return fail('VALIDATION_ERROR', `This schedule is part ${locked.schedule.threadOrder} of a thread; reschedule its first schedule, ${locked.schedule.threadRootScheduleId}`);
+      }
+      // The thread's parts that have not been published move with it, as their first schedule does.
+      await tx`
+        UPDATE schedules SET scheduled_at = ${scheduledAt}::timestamptz,
+          status = CASE status WHEN 'FAILED' THEN 'SCHEDULED' ELSE status END, updated_at = now()
+        WHERE (id = ${scheduleId} OR thread_root_schedule_id = ${scheduleId}) AND status IN ('DRAFT', 'SCHEDULED', 'FAILED')`;
+      await enqueuePublish(tx, [scheduleId]);
+      return { success: true };
+    });
+  },
+});

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { success, uuid } from '../../src/registry/fields.js';
+import { defineOperation } from '../../src/registry/operation.js';
+import { enqueuePublish } from '../../src/worker/jobs.js';
+import { lockForMove } from './state.js';
+
+export default defineOperation({
+  id: 'retrySchedule',
+  method: 'POST',
+  path: '/posts/schedules/{scheduleId}/retry',
+  visibility: 'public',
+  summary: 'Publish a failed schedule again, now',
+  description:
+    'Only a FAILED schedule: it becomes SCHEDULED, due now, its failure cleared, with its publish job queued in the same transaction; ' +
+    'the FAILED thread parts after it come along. Any other status answers 409 INVALID_STATE naming it. Needs an active subscription ' +
+    '(402). The monthly quota is not spent again: the schedule spent it when it was first made live.',
+  input: { path: z.object({ scheduleId: uuid }) },
+  output: success,
+  errors: ['NOT_FOUND', 'INVALID_STATE', 'PAYMENT_REQUIRED'],
+  async handler({ scheduleId }, { db, auth, fail }) {
+    return db.begin(async (tx) => {
+      const locked = await lockForMove(tx, auth.workspaceId, scheduleId, 'retry');
+      if ('code' in locked) return fail(locked.code, locked.message);
+      const { threadRootScheduleId, threadOrder } = locked.schedule;
+      const root = threadRootScheduleId ?? scheduleId;
+      await tx`
+        UPDATE schedules SET status = 'SCHEDULED', scheduled_at = date_trunc('milliseconds', now()),
+          failure_reason = NULL, failure_detail = NULL, updated_at = now()
+        WHERE status = 'FAILED' AND (id = ${scheduleId} OR (thread_root_schedule_id = ${root} AND thread_order > ${threadOrder}))`;
+      await enqueuePublish(tx, [scheduleId]);
+      return { success: true };
+    });
+  },
+});

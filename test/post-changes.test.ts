@@ -1,0 +1,153 @@
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+
+/** PATCH and DELETE /posts/{id}: what changes, what is protected, and the jobs that follow. */
+
+let service: TestService;
+let ws: Workspace;
+let other: Workspace;
+let sql: postgres.Sql;
+let bluesky: string;
+let linkedin: string;
+
+const future = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString();
+
+beforeAll(async () => {
+  service = await startTestService();
+  ws = await service.workspace({ plan: 'business' });
+  other = await service.workspace();
+  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {} });
+  bluesky = (await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Sky' })).id;
+  linkedin = (await ws.admin('createIntegration', { platform: 'LINKEDIN', name: 'In' })).id;
+});
+afterAll(async () => {
+  await sql?.end();
+  await service?.stop();
+});
+
+const rest = (path: string, options: { method?: string; body?: unknown; key?: string } = {}) => call(`${service.api}${path}`, { key: ws.apiKey, ...options });
+const patch = (id: string, body: unknown, key = ws.apiKey) => rest(`/posts/${id}`, { method: 'PATCH', body, key });
+
+async function create(row: Record<string, unknown>, postAction = 'SCHEDULED_TIME', integrations = [bluesky, linkedin]) {
+  const created = await rest('/posts', { method: 'POST', body: { rows: [{ scheduledAt: future(24), ...row }], shared: { selectedIntegrations: integrations }, postAction } });
+  expect(created.status, created.text).toBe(201);
+  return (await rest(`/posts/${created.json.postId}`)).json;
+}
+
+const jobKeys = async () => (await sql<{ key: string }[]>`SELECT key FROM graphile_worker.jobs`).map((row) => row.key);
+const scheduleOn = (post: any, integrationId: string) => post.schedules.find((s: any) => s.integrationId === integrationId && s.threadOrder === 0);
+
+describe('PATCH /posts/{id}', () => {
+  it('changes the content of the post and of the schedules that publish it, not of overrides, thread parts or published ones', async () => {
+    const post = await create({ content: 'Old', thread: [{ content: 'Part' }], overrides: [{ integrationId: linkedin, content: 'Own' }] });
+    const [third] = (await create({ content: 'Old too' }, 'SCHEDULED_TIME', [bluesky])).schedules;
+    expect(third).toBeDefined();
+    const answer = await patch(post.id, { content: 'New', isEvergreen: true });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.json).toEqual({ postId: post.id, message: 'Post updated' });
+    const after = (await rest(`/posts/${post.id}`)).json;
+    expect(after.content).toBe('New');
+    expect(after.isEvergreen).toBe(true);
+    expect(scheduleOn(after, bluesky).scheduledContent).toBe('New');
+    expect(scheduleOn(after, linkedin).scheduledContent).toBe('Own');
+    expect(after.schedules.filter((s: any) => s.threadOrder === 1).map((s: any) => s.scheduledContent)).toEqual(['Part', 'Part']);
+
+    await sql`UPDATE schedules SET status = 'PUBLISHED' WHERE id = ${scheduleOn(after, bluesky).id}`;
+    const again = await patch(post.id, { content: 'Newer' });
+    expect(again.json.message).toMatch(/1 schedule was not altered because it is PUBLISHING or PUBLISHED/);
+    expect(scheduleOn((await rest(`/posts/${post.id}`)).json, bluesky).scheduledContent).toBe('New');
+  });
+
+  it('checks new text against every channel it reaches, and changes nothing when one refuses it', async () => {
+    const post = await create({ content: 'Short' });
+    const tooLong = await patch(post.id, { content: '👩‍👩‍👧'.repeat(301), isEvergreen: true });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.json).toEqual({ code: 'CONTENT_TOO_LONG', message: expect.stringMatching(/^body\.content for "Sky" \(BLUESKY\): 301 graphemes; Bluesky allows at most 300/) });
+    const after = (await rest(`/posts/${post.id}`)).json;
+    expect([after.content, after.isEvergreen]).toEqual(['Short', false]);
+    const comment = await patch(post.id, { firstComment: 'x'.repeat(3001) });
+    expect(comment.json.code).toBe('CONTENT_TOO_LONG');
+  });
+
+  it('edits schedules one by one, refuses a published one with 409, and replaces tags and the first comment', async () => {
+    const tag = await ws.admin('createTag', { name: 'Patched' });
+    const foreign = await other.admin('createTag', { name: 'Theirs' });
+    const post = await create({ content: 'Body', firstComment: 'First!' });
+    const sky = scheduleOn(post, bluesky);
+    const answer = await patch(post.id, { schedules: [{ id: sky.id, content: 'Sky only', settings: { langs: ['en'] } }], tagIds: [tag.id], firstComment: null });
+    expect(answer.status, answer.text).toBe(200);
+    const after = (await rest(`/posts/${post.id}`)).json;
+    expect(scheduleOn(after, bluesky)).toEqual(expect.objectContaining({ scheduledContent: 'Sky only', settings: { langs: ['en'] }, firstComment: null }));
+    expect(after.tagIds).toEqual([tag.id]);
+    expect((await patch(post.id, { tagIds: [foreign.id] })).json).toEqual({ code: 'NOT_FOUND', message: 'Not found: body.tagIds[0]' });
+    await sql`UPDATE schedules SET status = 'PUBLISHING' WHERE id = ${sky.id}`;
+    const refused = await patch(post.id, { schedules: [{ id: sky.id, content: 'Too late' }] });
+    expect(refused.status).toBe(409);
+    expect(refused.json).toEqual({ code: 'INVALID_STATE', message: expect.stringContaining('is PUBLISHING') });
+  });
+
+  it('makes drafts live with postAction, queuing their jobs, spending quota, and refusing without a subscription', async () => {
+    const draft = await create({ content: 'Draft' }, 'DRAFT');
+    expect(draft.schedules.map((s: any) => s.status)).toEqual(['DRAFT', 'DRAFT']);
+    expect((await patch(draft.id, { postAction: 'SCHEDULED_TIME' })).json.message).toMatch(/^body\.scheduledAt: required/);
+    await sql`UPDATE organizations SET subscription_status = 'none' WHERE id = ${ws.workspaceId}`;
+    try {
+      expect((await patch(draft.id, { postAction: 'NEXT_WINDOW' })).status).toBe(402);
+    } finally {
+      await sql`UPDATE organizations SET subscription_status = 'active' WHERE id = ${ws.workspaceId}`;
+    }
+    const at = future(48);
+    const live = await patch(draft.id, { postAction: 'SCHEDULED_TIME', scheduledAt: at });
+    expect(live.json.message).toBe('Post updated; 2 draft schedules made live');
+    const after = (await rest(`/posts/${draft.id}`)).json;
+    expect(after.schedules.map((s: any) => [s.status, s.scheduledAt])).toEqual([
+      ['SCHEDULED', at],
+      ['SCHEDULED', at],
+    ]);
+    const keys = await jobKeys();
+    for (const s of after.schedules) expect(keys).toContain(`publish-schedule:${s.id}`);
+  });
+
+  it('answers 404 to another workspace and for a schedule of another post, over REST and MCP', async () => {
+    const post = await create({ content: 'Mine' });
+    const elsewhere = await create({ content: 'Other post' });
+    expect((await patch(post.id, { content: 'Theirs' }, other.apiKey)).json).toEqual({ code: 'NOT_FOUND', message: 'Not found' });
+    expect((await patch(post.id, { schedules: [{ id: elsewhere.schedules[0].id, content: 'x' }] })).status).toBe(404);
+    const mcp = await call(`${service.base}/mcp`, {
+      method: 'POST',
+      key: ws.apiKey,
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'updatePost', arguments: { id: post.id, content: 'Via MCP' } } },
+    });
+    expect(mcp.json.result.structuredContent).toEqual({ postId: post.id, message: 'Post updated' });
+    expect((await rest(`/posts/${post.id}`)).json.content).toBe('Via MCP');
+  });
+});
+
+describe('DELETE /posts/{id}', () => {
+  it('removes the post, its schedules and their queued jobs', async () => {
+    const post = await create({ content: 'Doomed', thread: [{ content: 'Part' }] });
+    const ids: string[] = post.schedules.map((s: any) => s.id);
+    expect(await jobKeys()).toContain(`publish-schedule:${scheduleOn(post, bluesky).id}`);
+    const answer = await rest(`/posts/${post.id}`, { method: 'DELETE', body: {} });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.json).toEqual({ success: true });
+    expect((await rest(`/posts/${post.id}`)).status).toBe(404);
+    expect(await sql`SELECT 1 FROM schedules WHERE id = ANY(${ids}::uuid[])`).toHaveLength(0);
+    const keys = await jobKeys();
+    for (const id of ids) expect(keys).not.toContain(`publish-schedule:${id}`);
+  });
+
+  it('refuses while a schedule is PUBLISHING, and answers 404 to another workspace', async () => {
+    const post = await create({ content: 'Busy' });
+    expect((await rest(`/posts/${post.id}`, { method: 'DELETE', body: {}, key: other.apiKey })).json).toEqual({ code: 'NOT_FOUND', message: 'Not found' });
+    await sql`UPDATE schedules SET status = 'PUBLISHING' WHERE id = ${post.schedules[0].id}`;
+    const refused = await rest(`/posts/${post.id}`, { method: 'DELETE' });
+    expect(refused.status).toBe(409);
+    expect(refused.json.code).toBe('INVALID_STATE');
+    expect((await rest(`/posts/${post.id}`)).status).toBe(200);
+    const withField = await rest(`/posts/${post.id}`, { method: 'DELETE', body: { force: true } });
+    expect(withField.status).toBe(400);
+    expect(withField.json.message).toMatch(/^body: Unrecognized key: "force"/);
+  });
+});
