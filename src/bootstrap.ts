@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { insertApiKey } from '../operations/api-keys/api-key.js';
 import type { Database, Sql } from './db/index.js';
+import { OperationError } from './registry/errors.js';
 
 export interface BootstrapOptions {
   plan?: string;
@@ -31,6 +32,10 @@ export async function bootstrapIfEmpty(db: Database): Promise<Bootstrapped | nul
 }
 
 async function createWorkspace(tx: Sql, options: BootstrapOptions): Promise<Bootstrapped> {
+  if (options.plan !== undefined && (await tx`SELECT 1 FROM plans WHERE name = ${options.plan}`).length === 0) {
+    const plans = (await tx<{ name: string }[]>`SELECT name FROM plans ORDER BY name`).map((plan) => plan.name);
+    throw new OperationError('NOT_FOUND', `No plan named "${options.plan}"; the plans are ${plans.join(', ')} (define one with define-plan)`);
+  }
   const email = options.ownerEmail ?? `owner-${randomBytes(4).toString('hex')}@example.com`;
   const [workspace] = await tx<{ id: string }[]>`
     INSERT INTO organizations (name, plan, subscription_status)

@@ -56,6 +56,9 @@ describe('plans', () => {
     expect(set).toEqual({ code: 0, json: { workspaceId: ws.workspaceId, plan: 'pro', subscriptionStatus: 'active' } });
     const unknown = await admin(['set-plan', '--workspace', ws.workspaceId, '--plan', 'platinum'], env);
     expect(unknown).toEqual({ code: 1, json: { code: 'NOT_FOUND', message: 'No plan named "platinum"' } });
+    const bootstrapped = await admin(['bootstrap', '--plan', 'platinum'], env);
+    expect(bootstrapped.code).toBe(1);
+    expect(bootstrapped.json).toEqual({ code: 'NOT_FOUND', message: expect.stringMatching(/^No plan named "platinum"; the plans are .*business, free, pro/) });
 
     const none = await admin(['set-subscription', '--workspace', ws.workspaceId, '--status', 'none'], env);
     expect(none.json).toEqual({ workspaceId: ws.workspaceId, plan: 'pro', subscriptionStatus: 'none' });
