@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
-import { platforms, type Platform } from '../../src/platforms/index.js';
+import type { Platform } from '../../src/platforms/index.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { text, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
 import type { ScheduleStatus } from './post.js';
-import { spendQuota } from './quota.js';
+import { contentTooLong, count, spendQuotas } from './refusals.js';
 import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
 
 const MAX_TEXT = 100_000;
@@ -139,30 +139,16 @@ export default defineOperation({
       for (const [rowIndex, row] of rows.entries()) {
         for (const channel of channels) {
           for (const [field, value] of textsFor(row, channel!.id)) {
-            const tooLong = platforms[channel!.platform].checkText(value);
-            if (tooLong) {
-              const rules = platforms[channel!.platform];
-              fail(
-                'CONTENT_TOO_LONG',
-                `rows[${rowIndex}].${field} for "${channel!.name}" (${channel!.platform}): ${tooLong.length} ${tooLong.unit}; ` +
-                  `${rules.label} allows at most ${tooLong.limit}`,
-              );
-            }
+            const refusal = contentTooLong(`rows[${rowIndex}].${field}`, channel!, value);
+            if (refusal) fail('CONTENT_TOO_LONG', refusal);
           }
         }
       }
       if (live) {
-        for (const platform of [...new Set(channels.map((channel) => channel!.platform))].sort()) {
-          const posts = rows.length * channels.filter((channel) => channel!.platform === platform).length;
-          const spent = await spendQuota(tx, { id: auth.workspaceId, plan: workspace!.plan }, platform, posts);
-          if (!spent.ok) {
-            fail(
-              'POST_QUOTA_EXCEEDED',
-              `The ${workspace!.plan} plan allows ${count(spent.limit, `${platform} post`)} a month; ${spent.used} used this month, and ` +
-                `this request needs ${posts}. The quota resets at ${spent.resetsAt.toISOString()}`,
-            );
-          }
-        }
+        const posts: Partial<Record<Platform, number>> = {};
+        for (const channel of channels) posts[channel!.platform] = (posts[channel!.platform] ?? 0) + rows.length;
+        const refusal = await spendQuotas(tx, { id: auth.workspaceId, plan: workspace!.plan }, posts);
+        if (refusal) fail('POST_QUOTA_EXCEEDED', refusal);
       }
 
       const times = await scheduleTimes(tx, auth.workspaceId, rows, targets, postAction);
@@ -287,9 +273,4 @@ async function scheduleTimes(
     slots.push(free);
   }
   return rows.map((_, rowIndex) => targets.map((_, targetIndex) => slots[targetIndex]![rowIndex]!));
-}
-
-/** "1 post", "2 posts" */
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

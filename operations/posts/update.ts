@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
-import { platforms, type Platform } from '../../src/platforms/index.js';
+import type { Platform } from '../../src/platforms/index.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
 import { content, settings } from './create.js';
 import type { ScheduleStatus } from './post.js';
-import { spendQuota } from './quota.js';
+import { contentTooLong, spendQuotas } from './refusals.js';
 import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
 
 interface LockedSchedule {
@@ -76,14 +76,8 @@ export default defineOperation({
         WHERE s.post_id = ${id} ORDER BY i.id, s.thread_order FOR NO KEY UPDATE OF s`;
       const roots = schedules.filter((schedule) => schedule.threadOrder === 0);
       const check = (field: string, text: string, schedule: LockedSchedule) => {
-        const tooLong = platforms[schedule.platform].checkText(text);
-        if (tooLong) {
-          fail(
-            'CONTENT_TOO_LONG',
-            `${field} for "${schedule.name}" (${schedule.platform}): ${tooLong.length} ${tooLong.unit}; ` +
-              `${platforms[schedule.platform].label} allows at most ${tooLong.limit}`,
-          );
-        }
+        const refusal = contentTooLong(field, schedule, text);
+        if (refusal) fail('CONTENT_TOO_LONG', refusal);
       };
 
       const updates: { id: string; content?: string; settings?: Record<string, unknown> }[] = [];
@@ -159,17 +153,10 @@ async function makeDraftsLive(
   if (pending) fail('INVALID_STATE', `"${pending.name}" is not connected yet (connectStatus ${pending.connectStatus}); it takes only drafts`);
   // The channels are locked in id order, as createPost locks them, so slots and quotas are taken one create at a time.
   await tx`SELECT 1 FROM integrations WHERE id = ANY(${drafts.map((draft) => draft.integrationId)}::uuid[]) ORDER BY id FOR NO KEY UPDATE`;
-  for (const platform of [...new Set(drafts.map((draft) => draft.platform))].sort()) {
-    const posts = drafts.filter((draft) => draft.platform === platform).length;
-    const spent = await spendQuota(tx, { id: workspaceId, plan: workspace!.plan }, platform, posts);
-    if (!spent.ok) {
-      fail(
-        'POST_QUOTA_EXCEEDED',
-        `The ${workspace!.plan} plan allows ${spent.limit} ${platform} posts a month; ${spent.used} are used this month and ` +
-          `this request needs ${posts}. The quota resets at ${spent.resetsAt.toISOString()}`,
-      );
-    }
-  }
+  const posts: Partial<Record<Platform, number>> = {};
+  for (const draft of drafts) posts[draft.platform] = (posts[draft.platform] ?? 0) + 1;
+  const refusal = await spendQuotas(tx, { id: workspaceId, plan: workspace!.plan }, posts);
+  if (refusal) fail('POST_QUOTA_EXCEEDED', refusal);
   const now = new Date();
   for (const draft of drafts) {
     let at = postAction === 'SCHEDULED_TIME' ? new Date(scheduledAt!) : now;

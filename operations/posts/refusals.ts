@@ -1,0 +1,33 @@
+import type { Sql } from '../../src/db/index.js';
+import { platforms, type Platform } from '../../src/platforms/index.js';
+import { spendQuota } from './quota.js';
+
+/** "1 post", "2 posts" */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** Why a channel's platform refuses `text` (CONTENT_TOO_LONG): the field, the channel, the length found and the limit. */
+export function contentTooLong(field: string, channel: { name: string; platform: Platform }, text: string): string | undefined {
+  const found = platforms[channel.platform].checkText(text);
+  if (!found) return undefined;
+  return `${field} for "${channel.name}" (${channel.platform}): ${found.length} ${found.unit}; ${platforms[channel.platform].label} allows at most ${found.limit}`;
+}
+
+/**
+ * Spends the monthly quota for `posts` per platform, platforms in name order (the lock order every caller keeps,
+ * after its channels' rows), or says why not (POST_QUOTA_EXCEEDED): the platform, the limit, the plan, the reset.
+ */
+export async function spendQuotas(tx: Sql, workspace: { id: string; plan: string }, posts: Partial<Record<Platform, number>>): Promise<string | undefined> {
+  for (const platform of (Object.keys(posts) as Platform[]).sort()) {
+    const needed = posts[platform]!;
+    const spent = await spendQuota(tx, workspace, platform, needed);
+    if (!spent.ok) {
+      return (
+        `The ${workspace.plan} plan allows ${count(spent.limit, `${platform} post`)} a month; ${spent.used} used this month, and ` +
+        `this request needs ${needed}. The quota resets at ${spent.resetsAt.toISOString()}`
+      );
+    }
+  }
+  return undefined;
+}
