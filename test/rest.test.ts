@@ -189,6 +189,28 @@ describe('usage', () => {
     ]);
   });
 
+  it('walks GET /usage/events to the end while new events arrive: each event once, newest first', async () => {
+    const fresh = await service.workspace();
+    for (let i = 0; i < 7; i++) await get('/users/me', fresh.apiKey);
+    await recorded(fresh.workspaceId, 7);
+    const before = (await service.service.core.db`SELECT id FROM usage_events WHERE organization_id = ${fresh.workspaceId}`).map((row) => Number(row.id));
+    const seen: number[] = [];
+    let cursor: number | null = null;
+    do {
+      const page: { items: { id: number }[]; nextCursor: number | null } = (
+        await get(`/usage/events?limit=2${cursor ? `&cursor=${cursor}` : ''}`, fresh.apiKey)
+      ).json;
+      seen.push(...page.items.map((item) => item.id));
+      // Each page is itself an event, and one more arrives between pages: both land ahead of the walk.
+      await get('/users/me', fresh.apiKey);
+      await recorded(fresh.workspaceId, before.length + seen.length);
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual([...seen].sort((a, b) => b - a));
+    for (const id of before) expect(seen).toContain(id);
+  });
+
   it('keeps each workspace to its own usage', async () => {
     const a = await service.workspace();
     const b = await service.workspace();
