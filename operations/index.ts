@@ -21,6 +21,7 @@ import getTag from './tags/get.js';
 import listTags from './tags/list.js';
 import listUsageEvents from './usage/events.js';
 import getUsage from './usage/summary.js';
+import updateWorkspaceSettings from './workspace/settings.js';
 import getCurrentUser from './users/me.js';
 
 /** Every operation of the service. Adding one is adding its file and a line here; no surface changes. */
@@ -48,4 +49,5 @@ export const operations: readonly Operation[] = [
   deleteSchedule,
   retrySchedule,
   rescheduleSchedule,
+  updateWorkspaceSettings,
 ];

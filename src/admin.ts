@@ -28,6 +28,8 @@ const usage = `Usage: npm run admin -- <command> [options]
   remove-member --workspace ID --user USER_ID      (also revokes that member's keys)
   create-integration --workspace ID --platform BLUESKY|LINKEDIN --name NAME
       A channel without credentials (tokenStatus MISSING), for tests and trials.
+  set-posting-windows --workspace ID [--time-zone IANA_ZONE] [--windows '[{"weekdays":[1,2,3,4,5],"times":["09:00"]}]']
+      The workspace's time zone and the posting windows NEXT_WINDOW takes slots from.
 
 Operator commands (plans and subscriptions are never a workspace member's to set):
   define-plan --plan NAME [--rate-limit N] [--storage-bytes N] [--quota PLATFORM=N]...
@@ -54,6 +56,7 @@ const operationCommands: Record<string, { operation: string; actor?: string; arg
   'add-member': { operation: 'addMember', args: (o) => ({ email: o.email, name: o.name }) },
   'remove-member': { operation: 'removeMember', args: (o) => ({ userId: o.user }) },
   'create-integration': { operation: 'createIntegration', args: (o) => ({ platform: o.platform, name: o.name }) },
+  'set-posting-windows': { operation: 'updateWorkspaceSettings', args: (o) => ({ timeZone: o['time-zone'], postingWindows: json(o.windows, 'windows') }) },
 };
 
 /** Commands of the operator, outside any workspace (src/plans.ts). */
@@ -93,6 +96,8 @@ const { positionals, values } = parseArgs({
     'storage-bytes': { type: 'string' },
     quota: { type: 'string', multiple: true },
     status: { type: 'string' },
+    'time-zone': { type: 'string' },
+    windows: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -154,6 +159,16 @@ function count(options: Options, name: string): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) throw new CommandError({ code: 'VALIDATION_ERROR', message: `--${name} is a whole number` });
   return Number(value);
+}
+
+/** An option holding JSON, or undefined when absent. */
+function json(value: Options[string], name: string): unknown {
+  if (typeof value !== 'string') return undefined;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new CommandError({ code: 'VALIDATION_ERROR', message: `--${name} is not valid JSON` });
+  }
 }
 
 /** `--quota LINKEDIN=20 --quota BLUESKY=100` */

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { defineOperation } from '../../src/registry/operation.js';
+
+const timeZone = z
+  .string()
+  .refine((name) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: name });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be an IANA time zone, such as Europe/Paris or America/New_York')
+  .meta({ description: 'The IANA time zone posting windows and calendar dates are read in.' });
+
+const PostingWindow = z.strictObject({
+  weekdays: z.array(z.number().int().min(1).max(7)).min(1).max(7).meta({ description: 'ISO weekdays: 1 is Monday, 7 is Sunday.' }),
+  times: z
+    .array(z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a local time HH:MM, 00:00 to 23:59'))
+    .min(1)
+    .max(48),
+});
+
+const Settings = z.object({ timeZone: z.string(), postingWindows: z.array(PostingWindow) }).meta({ id: 'WorkspaceSettings' });
+
+export default defineOperation({
+  id: 'updateWorkspaceSettings',
+  method: 'PATCH',
+  path: '/workspace/settings',
+  summary: 'Set the workspace\'s time zone and posting windows',
+  description:
+    'The time zone (IANA; UTC until set) in which NEXT_WINDOW reads the posting windows and the calendar reads dates, and the ' +
+    'posting windows themselves: groups of ISO weekdays and local HH:MM times (by default Monday to Friday at 09:00, 12:00 and 17:00). ' +
+    'Either may be left out. Answers the settings as they now are. Internal (dashboard, admin command).',
+  input: { body: z.strictObject({ timeZone: timeZone.optional(), postingWindows: z.array(PostingWindow).min(1).max(7).optional() }) },
+  output: Settings,
+  errors: ['VALIDATION_ERROR'],
+  async handler({ timeZone, postingWindows }, { db, auth, fail }) {
+    // Postgres converts the windows' wall-clock times, so it must know the zone too (its list can trail Intl's).
+    if (timeZone && !(await db`SELECT 1 FROM pg_timezone_names WHERE name = ${timeZone}`).length) {
+      return fail('VALIDATION_ERROR', `body.timeZone: ${timeZone} is not a time zone this database knows`);
+    }
+    const [settings] = await db<{ timeZone: string; postingWindowsText: string }[]>`
+      UPDATE organizations SET time_zone = coalesce(${timeZone ?? null}, time_zone),
+        posting_windows = coalesce(${postingWindows ? db.json(postingWindows) : null}::jsonb, posting_windows), updated_at = now()
+      WHERE id = ${auth.workspaceId}
+      RETURNING time_zone, posting_windows::text AS posting_windows_text`;
+    return { timeZone: settings!.timeZone, postingWindows: JSON.parse(settings!.postingWindowsText) };
+  },
+});

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admin } from './support/processes.js';
+import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+
+/** The workspace's time zone and posting windows: set by the admin command, used by NEXT_WINDOW. */
+
+let service: TestService;
+let ws: Workspace;
+
+beforeAll(async () => {
+  service = await startTestService();
+  ws = await service.workspace();
+});
+afterAll(() => service?.stop());
+
+describe('set-posting-windows', () => {
+  it('sets the time zone and windows that NEXT_WINDOW then takes its slots from', async () => {
+    const windows = [{ weekdays: [7], times: ['07:30'] }];
+    const set = await admin(
+      ['set-posting-windows', '--workspace', ws.workspaceId, '--time-zone', 'Asia/Tokyo', '--windows', JSON.stringify(windows)],
+      { DATABASE_URL: service.databaseUrl },
+    );
+    expect(set).toEqual({ code: 0, json: { timeZone: 'Asia/Tokyo', postingWindows: windows } });
+
+    const channel = await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Sky' });
+    const created = await call(`${service.api}/posts`, {
+      method: 'POST',
+      key: ws.apiKey,
+      body: { rows: [{ content: 'Sunday morning in Tokyo' }], shared: { selectedIntegrations: [channel.id] } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const post = (await call(`${service.api}/posts/${created.json.postId}`, { key: ws.apiKey })).json;
+    const at = new Date(post.schedules[0].scheduledAt);
+    const local = new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Tokyo', weekday: 'long', hour: '2-digit', minute: '2-digit' }).format(at);
+    expect(local).toBe('Sunday 07:30');
+    expect(at.getTime() - Date.now()).toBeLessThanOrEqual(7 * 24 * 3_600_000);
+  });
+
+  it('refuses an unknown time zone, a bad time and bad JSON, naming what is wrong', async () => {
+    await expect(ws.admin('updateWorkspaceSettings', { timeZone: 'Mars/Olympus' })).rejects.toThrow(/timeZone: must be an IANA time zone/);
+    await expect(ws.admin('updateWorkspaceSettings', { postingWindows: [{ weekdays: [8], times: ['9:00'] }] })).rejects.toThrow(
+      /postingWindows\.0\.weekdays\.0: .*<=7.*postingWindows\.0\.times\.0: must be a local time HH:MM/,
+    );
+    const bad = await admin(['set-posting-windows', '--workspace', ws.workspaceId, '--windows', '[{'], { DATABASE_URL: service.databaseUrl });
+    expect(bad).toEqual({ code: 1, json: { code: 'VALIDATION_ERROR', message: '--windows is not valid JSON' } });
+  });
+
+  it('is not reachable with an API key', async () => {
+    const answer = await call(`${service.api}/workspace/settings`, { method: 'PATCH', key: ws.apiKey, body: { timeZone: 'UTC' } });
+    expect(answer.json).toEqual({ code: 'NOT_FOUND', message: 'Not found' });
+  });
+});
