@@ -1,4 +1,4 @@
-/** The fixture: a workspace with a key and some tags, made with the admin command (`npm run admin`). */
+/** The fixture's workspaces, plan, tags and channels, made with the admin command (`npm run admin`). */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { projectRoot } from './service.js';
@@ -10,6 +10,8 @@ export interface Workspace {
   userId: string;
   apiKey: string;
 }
+
+export type Platform = 'BLUESKY' | 'LINKEDIN';
 
 /**
  * `npm run admin -- ...` without npm in between: the same script (src/admin.ts under tsx), but one node
@@ -25,9 +27,30 @@ async function admin(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
   }
 }
 
-export async function bootstrap(env: NodeJS.ProcessEnv): Promise<Workspace> {
-  const lines = (await admin(env, ['bootstrap', '--json'])).split('\n');
-  return JSON.parse(lines.at(-1)!) as Workspace;
+/** The command's JSON: its last line of stdout. */
+async function adminJson<T>(env: NodeJS.ProcessEnv, args: string[]): Promise<T> {
+  return JSON.parse((await admin(env, args)).split('\n').at(-1)!) as T;
+}
+
+export function bootstrap(env: NodeJS.ProcessEnv, plan?: string): Promise<Workspace> {
+  return adminJson<Workspace>(env, ['bootstrap', '--json', ...(plan ? ['--plan', plan] : [])]);
+}
+
+/** Creates (or changes) a plan whose rate limit and monthly quotas are `allowance` on every platform. */
+export async function defineGenerousPlan(env: NodeJS.ProcessEnv, name: string, allowance: number): Promise<void> {
+  await admin(env, [
+    'define-plan',
+    '--plan', name,
+    '--rate-limit', String(allowance),
+    '--storage-bytes', String(allowance),
+    '--quota', `BLUESKY=${allowance}`,
+    '--quota', `LINKEDIN=${allowance}`,
+  ]);
+}
+
+/** A channel without credentials; its id. */
+export async function createIntegration(env: NodeJS.ProcessEnv, workspaceId: string, platform: Platform, name: string): Promise<string> {
+  return (await adminJson<{ id: string }>(env, ['create-integration', '--workspace', workspaceId, '--platform', platform, '--name', name])).id;
 }
 
 /** `count` tags, a few admin commands at a time: each is a short-lived process that opens its own pool. */

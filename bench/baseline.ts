@@ -10,14 +10,16 @@ export interface Baseline {
   stop(): Promise<void>;
 }
 
-export async function startBaseline(path: string, body: Buffer): Promise<Baseline> {
+/** `routes`: each path with the exact bytes it answers. */
+export async function startBaseline(routes: Record<string, Buffer>): Promise<Baseline> {
   const port = await freePort();
   const entry = fileURLToPath(new URL('./baseline-server.ts', import.meta.url));
   // node with the tsx loader, not the tsx wrapper: the pid we get is the server itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, String(port), path, body.toString('base64')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, String(port)], {
     cwd: projectRoot,
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
+  child.stdin!.end(JSON.stringify(Object.fromEntries(Object.entries(routes).map(([path, body]) => [path, body.toString('base64')]))));
   const stop = async () => {
     if (hasExited(child)) return;
     child.kill('SIGTERM');

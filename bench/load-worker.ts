@@ -42,16 +42,18 @@ async function run(request: LoadRequest): Promise<LoadResult> {
   const result = await instance;
 
   const sorted = Float64Array.from(latencies).sort();
-  const status5xx = Object.entries(result.statusCodeStats)
-    .filter(([status]) => Number(status) >= 500)
-    .reduce((sum, [, { count }]) => sum + Number(count), 0);
+  const countOf = (wanted: (status: number) => boolean) =>
+    Object.entries(result.statusCodeStats)
+      .filter(([status]) => wanted(Number(status)))
+      .reduce((sum, [, { count }]) => sum + Number(count), 0);
+  const { expectedStatus } = request;
   return {
     requestsPerSecond: result.requests.average,
     latencyP50Ms: percentile(sorted, 50),
     latencyP99Ms: percentile(sorted, 99),
     responses: latencies.length,
-    non2xx: result.non2xx,
-    status5xx,
+    wrongStatus: expectedStatus === undefined ? result.non2xx : countOf((status) => status !== expectedStatus),
+    status5xx: countOf((status) => status >= 500),
     toolErrors: result.mismatches,
     connectionErrors: result.errors,
   };

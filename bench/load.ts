@@ -13,6 +13,8 @@ export interface LoadRequest {
   durationSeconds: number;
   /** `mcp-tool`: every response body must be a JSON-RPC result that is not a tool error. */
   check: 'status' | 'mcp-tool';
+  /** The one status every answer must have (201 for a create); any 2xx when not given. */
+  expectedStatus?: number;
 }
 
 export interface LoadResult {
@@ -20,7 +22,8 @@ export interface LoadResult {
   latencyP50Ms: number;
   latencyP99Ms: number;
   responses: number;
-  non2xx: number;
+  /** Answers with another status than expected: not 2xx, or not `expectedStatus` when given. */
+  wrongStatus: number;
   status5xx: number;
   /** Bodies that failed the `mcp-tool` check. */
   toolErrors: number;

@@ -7,12 +7,16 @@ export interface Options {
   warmupSeconds: number;
   durationSeconds: number;
   connections: number;
+  /** Schedules in the calendar workspace (GET /schedules at its start and at its end). */
+  calendarSchedules: number;
 }
 
-const usage = `Usage: npm run bench -- [--quick] [--runs N] [--warmup SECONDS] [--duration SECONDS]
+const usage = `Usage: npm run bench -- [--quick] [--runs N] [--warmup SECONDS] [--duration SECONDS] [--calendar-schedules N]
 
-  --quick   one short run per scenario (1 s warm-up, 2 s measured), as a smoke test;
-            results go to bench/.tmp/results-quick.json instead of bench/results.json`;
+  --quick                 one short run per scenario (1 s warm-up, 2 s measured) and a calendar of 20,000
+                          schedules, as a smoke test; results go to bench/.tmp/results-quick.json instead of
+                          bench/results.json
+  --calendar-schedules N  schedules in the calendar workspace (1,000,000 unless --quick), a multiple of 10`;
 
 export function parseOptions(argv: string[]): Options {
   let values;
@@ -24,6 +28,7 @@ export function parseOptions(argv: string[]): Options {
         runs: { type: 'string' },
         warmup: { type: 'string' },
         duration: { type: 'string' },
+        'calendar-schedules': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -35,13 +40,22 @@ export function parseOptions(argv: string[]): Options {
     console.log(usage);
     process.exit(0);
   }
-  const defaults = values.quick ? { runs: 1, warmup: 1, duration: 2 } : { runs: 3, warmup: 3, duration: 10 };
+  // A smaller calendar keeps the quick pass (CI runs it) fast: the bulk insert of a million rows takes minutes.
+  const defaults = values.quick
+    ? { runs: 1, warmup: 1, duration: 2, calendarSchedules: 20_000 }
+    : { runs: 3, warmup: 3, duration: 10, calendarSchedules: 1_000_000 };
+  const calendarSchedules = positive('calendar-schedules', values['calendar-schedules'], defaults.calendarSchedules);
+  if (calendarSchedules % 10 !== 0 || calendarSchedules < 100) {
+    console.error(`--calendar-schedules must be a multiple of 10, at least 100 (ten channels; two full pages and more), got ${calendarSchedules}\n\n${usage}`);
+    process.exit(2);
+  }
   return {
     quick: values.quick,
     runs: positive('runs', values.runs, defaults.runs),
     warmupSeconds: positive('warmup', values.warmup, defaults.warmup, true),
     durationSeconds: positive('duration', values.duration, defaults.duration),
     connections: 32,
+    calendarSchedules,
   };
 }
 

@@ -1,4 +1,4 @@
-/** Figures from the runs: medians, error totals, the two ratios against their targets, the table and the JSON. */
+/** Figures from the runs: medians, error totals, the ratios against their targets, the table and the JSON. */
 import { cpus } from 'node:os';
 import type { LoadResult } from './load.js';
 import type { Options } from './options.js';
@@ -17,7 +17,7 @@ export interface ScenarioFigures {
   latencyP50Ms: number;
   latencyP99Ms: number;
   /** Totals over the runs. */
-  errors: { non2xx: number; status5xx: number; toolErrors: number; connectionErrors: number };
+  errors: { wrongStatus: number; status5xx: number; toolErrors: number; connectionErrors: number };
   /** Of the process that answers (the baseline server, or the service's node process): before any load, and after this scenario's last run. */
   rssMb: { afterStart: number | undefined; afterRun: number | undefined };
   runs: Run[];
@@ -39,9 +39,11 @@ export interface Report {
   cpus: number;
   note: string;
   settings: { connections: number; warmupSeconds: number; durationSeconds: number; runs: number; tags: number };
+  /** The big calendar of the calendar scenarios: how many schedules, and what making it took. */
+  calendar: CalendarFigures;
   scenarios: ScenarioFigures[];
   ratios: Ratio[];
-  /** Whether any scenario saw a non-2xx, a 5xx, a tool error or a connection error. */
+  /** Whether any scenario saw a wrong status, a 5xx, a tool error or a connection error. */
   errors: boolean;
   serviceStoppedCleanly: boolean;
 }
@@ -65,7 +67,7 @@ export function figuresOf(scenario: Scenario, runs: Run[], rssAfterStart: number
     requestsPerSecond: median(runs.map((run) => run.requestsPerSecond)),
     latencyP50Ms: median(runs.map((run) => run.latencyP50Ms)),
     latencyP99Ms: median(runs.map((run) => run.latencyP99Ms)),
-    errors: { non2xx: total('non2xx'), status5xx: total('status5xx'), toolErrors: total('toolErrors'), connectionErrors: total('connectionErrors') },
+    errors: { wrongStatus: total('wrongStatus'), status5xx: total('status5xx'), toolErrors: total('toolErrors'), connectionErrors: total('connectionErrors') },
     rssMb: { afterStart: rssAfterStart, afterRun: runs.at(-1)?.rssAfterMb },
     runs,
   };
@@ -85,19 +87,37 @@ export function ratiosOf(figures: ScenarioFigures[]): Ratio[] {
     target,
     met: comparison === '>=' ? value >= target : value <= target,
   });
+  const throughput = (service: ScenarioId, baseline: ScenarioId) => of(service).requestsPerSecond / of(baseline).requestsPerSecond;
+  const p50 = (slower: ScenarioId, faster: ScenarioId) => of(slower).latencyP50Ms / of(faster).latencyP50Ms;
   return [
+    ratio('restThroughputVsBaseline', 'REST users/me throughput / baseline throughput (same bytes)', throughput('rest-users-me', 'baseline-users-me'), '>=', 0.4),
+    ratio('mcpP50VsRestP50', 'MCP users/me p50 latency / REST users/me p50 latency', p50('mcp-users-me', 'rest-users-me'), '<=', 1.5),
+    ratio('postsThroughputVsBaseline', 'REST GET /posts throughput / baseline throughput (same bytes)', throughput('rest-posts', 'baseline-posts'), '>=', 0.4),
     ratio(
-      'restThroughputVsBaseline',
-      'REST users/me throughput / baseline throughput',
-      of('rest-users-me').requestsPerSecond / of('baseline').requestsPerSecond,
+      'schedulesThroughputVsBaseline',
+      'REST GET /schedules throughput / baseline throughput (same bytes)',
+      throughput('rest-schedules', 'baseline-schedules'),
       '>=',
       0.4,
     ),
-    ratio('mcpP50VsRestP50', 'MCP users/me p50 latency / REST users/me p50 latency', of('mcp-users-me').latencyP50Ms / of('rest-users-me').latencyP50Ms, '<=', 1.5),
+    ratio('calendarEndVsStartP50', 'GET /schedules p50 latency: page at the end / first page', p50('calendar-end', 'calendar-start'), '<=', 1.5),
   ];
 }
 
-export function buildReport(options: Options, tags: number, scenarios: ScenarioFigures[], serviceStoppedCleanly: boolean): Report {
+export interface CalendarFigures {
+  schedules: number;
+  posts: number;
+  insertSeconds: number;
+  analyzeSeconds: number;
+}
+
+export function buildReport(
+  options: Options,
+  tags: number,
+  calendar: CalendarFigures,
+  scenarios: ScenarioFigures[],
+  serviceStoppedCleanly: boolean,
+): Report {
   return {
     date: new Date().toISOString(),
     quick: options.quick,
@@ -105,6 +125,7 @@ export function buildReport(options: Options, tags: number, scenarios: ScenarioF
     cpus: cpus().length,
     note: NOTE,
     settings: { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.durationSeconds, runs: options.runs, tags },
+    calendar,
     scenarios,
     ratios: ratiosOf(scenarios),
     errors: scenarios.some(hasErrors),
@@ -121,16 +142,19 @@ export function renderMarkdown(report: Report): string {
   const lines = [
     `${report.quick ? 'Quick run' : 'Run'} of ${report.date}: Node ${report.node}, ${report.cpus} CPU cores shared by the load generator, the service and Postgres; ` +
       `${settings.connections} connections, ${settings.runs} run${settings.runs > 1 ? 's' : ''} of ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per scenario` +
-      `${settings.runs > 1 ? ', medians' : ''}; errors are totals; RSS is of the process that answers (the baseline server, or the service's node process).`,
+      `${settings.runs > 1 ? ', medians' : ''}; errors are totals ("wrong status": not 2xx, or not 201 for POST /posts); ` +
+      `RSS is of the process that answers (the baseline server, or the service's node process). ` +
+      `The calendar workspace holds ${report.calendar.schedules.toLocaleString('en-US')} schedules of ${report.calendar.posts.toLocaleString('en-US')} posts, ` +
+      `inserted in ${report.calendar.insertSeconds.toFixed(1)} s (ANALYZE ${report.calendar.analyzeSeconds.toFixed(1)} s).`,
     '',
-    '| Scenario | req/s | p50 ms | p99 ms | non-2xx | 5xx | tool errors | conn. errors | RSS MiB (start → after) |',
+    '| Scenario | req/s | p50 ms | p99 ms | wrong status | 5xx | tool errors | conn. errors | RSS MiB (start → after) |',
     '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
     ...report.scenarios.map((s) => row([
         s.title,
         fixed(s.requestsPerSecond, 0),
         fixed(s.latencyP50Ms, 2),
         fixed(s.latencyP99Ms, 2),
-        s.errors.non2xx,
+        s.errors.wrongStatus,
         s.errors.status5xx,
         s.errors.toolErrors,
         s.errors.connectionErrors,

@@ -1,23 +1,26 @@
 /**
- * `npm run bench [-- --quick]`: the service's request pipeline against a bare Express app, over REST and MCP.
+ * `npm run bench [-- --quick]`: the service's request pipeline against a bare Express app serving the same
+ * bytes, over REST and MCP; creates; and a calendar page at the start and at the end of a million schedules.
  * Starts the service as `npm start` does (embedded Postgres in a temporary DATA_DIR, or DATABASE_URL when set),
- * makes a workspace with tags through the admin command, then times each scenario with autocannon in a child
- * process. Prints a markdown table and writes bench/results.json (bench/.tmp/results-quick.json with --quick).
+ * makes its workspaces through the admin command and REST (bench/fixture.ts) and the big calendar with SQL
+ * (bench/calendar.ts), then times each scenario with autocannon in a child process. Prints a markdown table and
+ * writes bench/results.json (bench/.tmp/results-quick.json with --quick).
  * Exits 1 when a scenario saw errors or something failed to start; a missed target is reported, not fatal.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { bootstrap, createTags } from './admin.js';
 import { startBaseline } from './baseline.js';
+import { makeCalendar, openDatabase, type Calendar } from './calendar.js';
+import { makeFixture } from './fixture.js';
 import { measure } from './load.js';
 import { parseOptions, type Options } from './options.js';
 import { rssMb } from './procs.js';
 import { buildReport, figuresOf, hasErrors, renderMarkdown, type Run, type ScenarioFigures } from './report.js';
-import { checkScenario, fetchBytes, scenarios, USERS_ME_PATH } from './scenarios.js';
+import { checkScenario, fetchBytes, POSTS_PATH, scenarios, SCHEDULES_PATH, USERS_ME_PATH } from './scenarios.js';
 import { startService, type RunningService } from './service.js';
 
 const TAGS = 50;
-/** Admin commands at once while making tags: each is a node process of its own. */
-const ADMIN_CONCURRENCY = 4;
+/** How far ahead the timed creates schedule their posts: SCHEDULED_TIME refuses a time in the past. */
+const CREATE_AHEAD_MS = 30 * 24 * 3600_000;
 
 const started = Date.now();
 const progress = (message: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}`);
@@ -38,14 +41,29 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-async function measureAll(options: Options, service: RunningService): Promise<ScenarioFigures[]> {
-  progress('bootstrapping a workspace and its tags');
-  const workspace = await bootstrap(service.env);
-  await createTags(service.env, workspace.workspaceId, TAGS, ADMIN_CONCURRENCY);
-  const usersMe = await fetchBytes(service.url + USERS_ME_PATH, { 'x-api-key': workspace.apiKey });
+async function makeBigCalendar(options: Options, service: RunningService): Promise<Calendar> {
+  progress(`inserting the calendar workspace's ${options.calendarSchedules.toLocaleString('en-US')} schedules`);
+  const database = await openDatabase(service.env);
+  try {
+    const calendar = await makeCalendar(service.env, database.sql, options.calendarSchedules);
+    progress(`inserted in ${calendar.insertSeconds.toFixed(1)} s, analyzed in ${calendar.analyzeSeconds.toFixed(1)} s`);
+    return calendar;
+  } finally {
+    await database.close();
+  }
+}
 
-  progress('starting the baseline server');
-  const baseline = await startBaseline(USERS_ME_PATH, usersMe);
+async function measureAll(options: Options, service: RunningService): Promise<{ calendar: Calendar; figures: ScenarioFigures[] }> {
+  progress('making the fixture: a plan, workspaces, tags, channels, posts');
+  const fixture = await makeFixture(service.env, service.url, TAGS);
+  const calendar = await makeBigCalendar(options, service);
+
+  const keyed = { 'x-api-key': fixture.lists.apiKey };
+  const [usersMe, posts, schedules] = await Promise.all(
+    [USERS_ME_PATH, POSTS_PATH, SCHEDULES_PATH].map((path) => fetchBytes(service.url + path, keyed)),
+  );
+  progress(`captured users/me (${usersMe!.length} bytes), GET /posts (${posts!.length} bytes), GET /schedules (${schedules!.length} bytes); starting the baseline server`);
+  const baseline = await startBaseline({ [USERS_ME_PATH]: usersMe!, [POSTS_PATH]: posts!, [SCHEDULES_PATH]: schedules! });
   cleanups.push(baseline.stop);
 
   const list = scenarios({
@@ -53,9 +71,13 @@ async function measureAll(options: Options, service: RunningService): Promise<Sc
     servicePid: service.serverPid,
     baselineUrl: baseline.url,
     baselinePid: baseline.pid,
-    apiKey: workspace.apiKey,
-    usersMe,
-    tagCount: TAGS,
+    lists: { apiKey: fixture.lists.apiKey, tagCount: TAGS, usersMe: usersMe!, posts: posts!, schedules: schedules! },
+    writes: {
+      apiKey: fixture.writes.apiKey,
+      integrationIds: fixture.writes.integrationIds,
+      scheduledAt: new Date(Date.now() + CREATE_AHEAD_MS).toISOString(),
+    },
+    calendar,
   });
   for (const scenario of list) await checkScenario(scenario);
   const rssAtStart = new Map(list.map((scenario) => [scenario.id, rssMb(scenario.pid)]));
@@ -78,7 +100,7 @@ async function measureAll(options: Options, service: RunningService): Promise<Sc
       runs.get(scenario.id)!.push({ ...result, rssAfterMb: rssMb(scenario.pid) });
     }
   }
-  return list.map((scenario) => figuresOf(scenario, runs.get(scenario.id)!, rssAtStart.get(scenario.id)));
+  return { calendar, figures: list.map((scenario) => figuresOf(scenario, runs.get(scenario.id)!, rssAtStart.get(scenario.id))) };
 }
 
 async function main(): Promise<number> {
@@ -90,9 +112,10 @@ async function main(): Promise<number> {
     stoppedCleanly = (await service.stop()).clean;
   });
 
+  let calendar: Calendar;
   let figures: ScenarioFigures[];
   try {
-    figures = await measureAll(options, service);
+    ({ calendar, figures } = await measureAll(options, service));
   } catch (error) {
     progress(`failed: ${(error as Error).message}\n--- service stderr (tail) ---\n${service.stderrTail()}`);
     return 1;
@@ -101,7 +124,8 @@ async function main(): Promise<number> {
   }
   if (!stoppedCleanly) progress('warning: the service did not stop cleanly on SIGTERM');
 
-  const report = buildReport(options, TAGS, figures, stoppedCleanly);
+  const { schedules, posts, insertSeconds, analyzeSeconds } = calendar;
+  const report = buildReport(options, TAGS, { schedules, posts, insertSeconds, analyzeSeconds }, figures, stoppedCleanly);
   console.log(renderMarkdown(report));
   const file = options.quick ? 'bench/.tmp/results-quick.json' : 'bench/results.json';
   const url = new URL(`../${file}`, import.meta.url);

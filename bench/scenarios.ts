@@ -1,20 +1,35 @@
-/** What is measured: four requests, each checked once for the right answer before it is timed. */
+/** What is measured: each request is checked once for the right answer before it is timed. */
 import { isDeepStrictEqual } from 'node:util';
+import { CALENDAR_PAGE, type Calendar, type CalendarPosition } from './calendar.js';
 import type { LoadRequest } from './load.js';
 
-export type ScenarioId = 'baseline' | 'rest-users-me' | 'rest-tags' | 'mcp-users-me';
+export type ScenarioId =
+  | 'baseline-users-me'
+  | 'rest-users-me'
+  | 'rest-tags'
+  | 'mcp-users-me'
+  | 'baseline-posts'
+  | 'rest-posts'
+  | 'baseline-schedules'
+  | 'rest-schedules'
+  | 'rest-create-post'
+  | 'calendar-start'
+  | 'calendar-end';
 
 export interface Scenario {
   id: ScenarioId;
   title: string;
   /** The process that answers, whose memory is reported: the baseline server or the service. */
   pid: number;
-  request: Pick<LoadRequest, 'url' | 'method' | 'headers' | 'body' | 'check'>;
+  request: Pick<LoadRequest, 'url' | 'method' | 'headers' | 'body' | 'check' | 'expectedStatus'>;
   /** Why the answer is wrong, or undefined when it is right. */
   verify(status: number, body: Buffer): string | undefined;
 }
 
 export const USERS_ME_PATH = '/api/v1/users/me';
+/** The lists as a client first asks for them: GET /posts' default page of 10, GET /schedules' default page of 20. */
+export const POSTS_PATH = '/api/v1/posts';
+export const SCHEDULES_PATH = '/api/v1/schedules';
 export const MCP_PROTOCOL_VERSION = '2025-06-18';
 
 export interface Targets {
@@ -22,40 +37,67 @@ export interface Targets {
   servicePid: number;
   baselineUrl: string;
   baselinePid: number;
-  apiKey: string;
-  /** The exact bytes of GET /api/v1/users/me, which the baseline serves too. */
-  usersMe: Buffer;
-  tagCount: number;
+  /** The workspace the reads ask: its key, its tags, and the exact bytes of the answers the baseline serves too. */
+  lists: { apiKey: string; tagCount: number; usersMe: Buffer; posts: Buffer; schedules: Buffer };
+  /** The workspace POST /posts creates in: its key, its two channels, and the time the posts are scheduled at. */
+  writes: { apiKey: string; integrationIds: [string, string]; scheduledAt: string };
+  calendar: Calendar;
+}
+
+const jsonOf = <T>(body: Buffer) => JSON.parse(body.toString('utf8')) as T;
+const ok = (status: number, problem: () => string | undefined) => (status >= 200 && status < 300 ? problem() : `status ${status}`);
+
+/** The baseline and the service answering the same path with the same bytes. */
+function listPair(t: Targets, id: 'posts' | 'schedules', path: string, what: string): Scenario[] {
+  const bytes = t.lists[id];
+  const same = (status: number, body: Buffer) => ok(status, () => (body.equals(bytes) ? undefined : `body differs from the captured ${what}`));
+  return [
+    {
+      id: `baseline-${id}`,
+      title: `Baseline: bare Express, the bytes of ${what}`,
+      pid: t.baselinePid,
+      request: { url: t.baselineUrl + path, method: 'GET', headers: {}, check: 'status' },
+      verify: same,
+    },
+    {
+      id: `rest-${id}`,
+      title: `REST ${what}`,
+      pid: t.servicePid,
+      request: { url: t.serviceUrl + path, method: 'GET', headers: { 'x-api-key': t.lists.apiKey }, check: 'status' },
+      // The service must answer byte for byte what the baseline serves, on every call: nothing in it may vary.
+      verify: same,
+    },
+  ];
 }
 
 export function scenarios(t: Targets): Scenario[] {
-  const user = JSON.parse(t.usersMe.toString('utf8')) as unknown;
-  const keyed = { 'x-api-key': t.apiKey };
-  const ok = (status: number, problem: () => string | undefined) => (status >= 200 && status < 300 ? problem() : `status ${status}`);
+  const user = jsonOf<unknown>(t.lists.usersMe);
+  const keyed = { 'x-api-key': t.lists.apiKey };
+  const rows = t.calendar.schedules.toLocaleString('en-US');
   return [
     {
-      id: 'baseline',
-      title: 'Baseline: bare Express, constant body',
+      id: 'baseline-users-me',
+      title: 'Baseline: bare Express, the bytes of GET /users/me',
       pid: t.baselinePid,
       request: { url: t.baselineUrl + USERS_ME_PATH, method: 'GET', headers: {}, check: 'status' },
-      verify: (status, body) => ok(status, () => (body.equals(t.usersMe) ? undefined : 'body differs from GET /users/me')),
+      verify: (status, body) => ok(status, () => (body.equals(t.lists.usersMe) ? undefined : 'body differs from GET /users/me')),
     },
     {
       id: 'rest-users-me',
       title: 'REST GET /api/v1/users/me',
       pid: t.servicePid,
       request: { url: t.serviceUrl + USERS_ME_PATH, method: 'GET', headers: keyed, check: 'status' },
-      verify: (status, body) => ok(status, () => (isDeepStrictEqual(JSON.parse(body.toString()), user) ? undefined : 'a different user')),
+      verify: (status, body) => ok(status, () => (isDeepStrictEqual(jsonOf(body), user) ? undefined : 'a different user')),
     },
     {
       id: 'rest-tags',
-      title: `REST GET /api/v1/tags (${t.tagCount} tags)`,
+      title: `REST GET /api/v1/tags (${t.lists.tagCount} tags)`,
       pid: t.servicePid,
-      request: { url: `${t.serviceUrl}/api/v1/tags?limit=${t.tagCount}`, method: 'GET', headers: keyed, check: 'status' },
+      request: { url: `${t.serviceUrl}/api/v1/tags?limit=${t.lists.tagCount}`, method: 'GET', headers: keyed, check: 'status' },
       verify: (status, body) =>
         ok(status, () => {
-          const count = (JSON.parse(body.toString()) as { items: unknown[] }).items.length;
-          return count === t.tagCount ? undefined : `${count} tags instead of ${t.tagCount}`;
+          const count = jsonOf<{ items: unknown[] }>(body).items.length;
+          return count === t.lists.tagCount ? undefined : `${count} tags instead of ${t.lists.tagCount}`;
         }),
     },
     {
@@ -76,12 +118,73 @@ export function scenarios(t: Targets): Scenario[] {
       },
       verify: (status, body) =>
         ok(status, () => {
-          const { result } = JSON.parse(body.toString()) as { result?: { isError?: boolean; structuredContent?: unknown } };
+          const { result } = jsonOf<{ result?: { isError?: boolean; structuredContent?: unknown } }>(body);
           if (!result || result.isError) return `not a tool result: ${body.toString().slice(0, 200)}`;
           return isDeepStrictEqual(result.structuredContent, user) ? undefined : 'structuredContent differs from GET /users/me';
         }),
     },
+    ...listPair(t, 'posts', POSTS_PATH, 'GET /api/v1/posts (page of 10)'),
+    ...listPair(t, 'schedules', SCHEDULES_PATH, 'GET /api/v1/schedules (page of 20)'),
+    {
+      id: 'rest-create-post',
+      title: 'REST POST /api/v1/posts (1 row, 2 channels, SCHEDULED_TIME)',
+      pid: t.servicePid,
+      request: {
+        url: t.serviceUrl + POSTS_PATH,
+        method: 'POST',
+        headers: { 'x-api-key': t.writes.apiKey, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          rows: [
+            {
+              content: 'New on the blog: how we schedule a post to every channel at once, and what happens when a slot is taken. 🧵 https://example.com/blog/scheduling',
+              scheduledAt: t.writes.scheduledAt,
+            },
+          ],
+          shared: { selectedIntegrations: t.writes.integrationIds },
+          postAction: 'SCHEDULED_TIME',
+        }),
+        check: 'status',
+        expectedStatus: 201,
+      },
+      verify: (status, body) => {
+        if (status !== 201) return `status ${status}: ${body.toString().slice(0, 200)}`;
+        const { scheduleCount } = jsonOf<{ scheduleCount: number }>(body);
+        return scheduleCount === 2 ? undefined : `${scheduleCount} schedules instead of 2`;
+      },
+    },
+    {
+      id: 'calendar-start',
+      title: `REST GET /api/v1/schedules, first page of ${rows}`,
+      pid: t.servicePid,
+      request: { url: t.serviceUrl + SCHEDULES_PATH, method: 'GET', headers: { 'x-api-key': t.calendar.apiKey }, check: 'status' },
+      verify: (status, body) => ok(status, () => calendarPageProblem(body, t.calendar.first)),
+    },
+    {
+      id: 'calendar-end',
+      title: `REST GET /api/v1/schedules, page at the end of ${rows}`,
+      pid: t.servicePid,
+      request: {
+        url: `${t.serviceUrl}${SCHEDULES_PATH}?${cursorQuery(t.calendar.endCursor)}`,
+        method: 'GET',
+        headers: { 'x-api-key': t.calendar.apiKey },
+        check: 'status',
+      },
+      verify: (status, body) => ok(status, () => calendarPageProblem(body, t.calendar.firstAfterEndCursor)),
+    },
   ];
+}
+
+/** The cursor as deep-object keys, as a browser would send it. */
+function cursorQuery(cursor: CalendarPosition): string {
+  const key = (name: string) => encodeURIComponent(`cursor[${name}]`);
+  return `${key('scheduledAt')}=${encodeURIComponent(cursor.scheduledAt)}&${key('id')}=${cursor.id}`;
+}
+
+/** Both calendar pages are full and have more after them, so they cost the same work but for where they start. */
+function calendarPageProblem(body: Buffer, expectedFirst: CalendarPosition): string | undefined {
+  const { schedules, hasMore } = jsonOf<{ schedules: { id: string }[]; hasMore: boolean }>(body);
+  if (schedules.length !== CALENDAR_PAGE || !hasMore) return `${schedules.length} schedules, hasMore ${hasMore}; expected ${CALENDAR_PAGE} and more`;
+  return schedules[0]!.id === expectedFirst.id ? undefined : `the page starts at ${schedules[0]!.id} instead of ${expectedFirst.id}`;
 }
 
 /** One request, outside the timed runs: a scenario that answers the wrong thing is not worth timing. */
