@@ -2,6 +2,7 @@ import type { Operation } from '../src/registry/operation.js';
 import createApiKey from './api-keys/create.js';
 import listApiKeys from './api-keys/list.js';
 import revokeApiKey from './api-keys/revoke.js';
+import connectIntegration from './integrations/connect.js';
 import createIntegration from './integrations/create.js';
 import listIntegrations from './integrations/list.js';
 import addMember from './members/add.js';
@@ -39,6 +40,7 @@ export const operations: readonly Operation[] = [
   removeMember,
   listIntegrations,
   createIntegration,
+  connectIntegration,
   listPosts,
   getPost,
   createPost,

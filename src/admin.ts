@@ -5,7 +5,9 @@
  * member of the workspace (its owner unless --user is given), so internal operations are reachable here.
  */
 import { parseArgs } from 'node:util';
+import { selectIntegrations, toIntegration } from '../operations/integrations/integration.js';
 import { bootstrapWorkspace } from './bootstrap.js';
+import { connectAccount } from './connect.js';
 import { loadConfig } from './config.js';
 import { openCore, type Core } from './core.js';
 import { createLogger } from './logger.js';
@@ -28,6 +30,9 @@ const usage = `Usage: npm run admin -- <command> [options]
   remove-member --workspace ID --user USER_ID      (also revokes that member's keys)
   create-integration --workspace ID --platform BLUESKY|LINKEDIN --name NAME
       A channel without credentials (tokenStatus MISSING), for tests and trials.
+  connect-bluesky --workspace ID --handle HANDLE --app-password PASSWORD [--service-url URL]
+      Check the app password against the account's PDS (BLUESKY_SERVICE_URL unless --service-url, itself
+      https://bsky.social by default) and connect it, or reconnect it; prints the integration.
   set-posting-windows --workspace ID [--time-zone IANA_ZONE] [--windows '[{"weekdays":[1,2,3,4,5],"times":["09:00"]}]']
       The workspace's time zone and the posting windows NEXT_WINDOW takes slots from.
 
@@ -59,8 +64,27 @@ const operationCommands: Record<string, { operation: string; actor?: string; arg
   'set-posting-windows': { operation: 'updateWorkspaceSettings', args: (o) => ({ timeZone: o['time-zone'], postingWindows: json(o.windows, 'windows') }) },
 };
 
-/** Commands of the operator, outside any workspace (src/plans.ts). */
+/** Commands that are not registry operations: the operator's, outside any workspace (src/plans.ts), and connecting a channel. */
 const operatorCommands: Record<string, (core: Core, options: Options) => Promise<unknown>> = {
+  'connect-bluesky': async (core, o) => {
+    const workspaceId = required(o, 'workspace');
+    const [workspace] = await core.db`SELECT id FROM organizations WHERE id::text = ${workspaceId}`;
+    if (!workspace) throw new CommandError({ code: 'NOT_FOUND', message: 'No such workspace' });
+    const connected = await connectAccount(
+      core.app,
+      {
+        workspaceId,
+        platform: 'BLUESKY',
+        identifier: required(o, 'handle').replace(/^@/, ''),
+        password: required(o, 'app-password'),
+        serviceUrl: typeof o['service-url'] === 'string' ? o['service-url'] : core.app.config.blueskyServiceUrl,
+      },
+      AbortSignal.timeout(30_000),
+    );
+    if ('refused' in connected) throw new CommandError({ code: 'VALIDATION_ERROR', message: connected.refused });
+    const [integration] = await selectIntegrations(core.db, workspaceId, connected.integrationId);
+    return toIntegration(integration!);
+  },
   'define-plan': (core, o) =>
     definePlan(core.db, {
       name: required(o, 'plan'),
@@ -97,6 +121,9 @@ const { positionals, values } = parseArgs({
     quota: { type: 'string', multiple: true },
     status: { type: 'string' },
     'time-zone': { type: 'string' },
+    handle: { type: 'string' },
+    'app-password': { type: 'string' },
+    'service-url': { type: 'string' },
     windows: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },

@@ -14,6 +14,16 @@ export interface Config {
   usageFlushMs: number;
   workerConcurrency: number;
   logLevel: LogLevel;
+  /** 32 bytes (base64 or hex) sealing credentials at rest; without it, one is generated into DATA_DIR (src/secrets.ts). */
+  encryptionKey: string | undefined;
+  /** The externally reachable base URL, for the links this service hands out (the connect pages); without it, http://HOST:PORT as bound. */
+  publicUrl: string | undefined;
+  /** The PDS a Bluesky account is on when the connect form names none. */
+  blueskyServiceUrl: string;
+  /** A schedule still PUBLISHING this long after its attempt began is taken to be abandoned by a crashed worker. */
+  publishStaleMs: number;
+  /** How often a worker looks for such schedules. */
+  publishRecoveryIntervalMs: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -28,6 +38,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     usageFlushMs: integer(env, 'USAGE_FLUSH_MS', 1000),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 5),
     logLevel: logLevel(env.LOG_LEVEL ?? 'info'),
+    encryptionKey: env.ENCRYPTION_KEY || undefined,
+    publicUrl: env.PUBLIC_URL ? baseUrl(env, 'PUBLIC_URL', '') : undefined,
+    blueskyServiceUrl: baseUrl(env, 'BLUESKY_SERVICE_URL', 'https://bsky.social'),
+    publishStaleMs: integer(env, 'PUBLISH_STALE_MS', 5 * 60_000),
+    publishRecoveryIntervalMs: integer(env, 'PUBLISH_RECOVERY_INTERVAL_MS', 60_000),
   };
 }
 
@@ -37,6 +52,19 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) throw new StartupError(`${name} must be a non-negative integer, got "${raw}"`);
   return value;
+}
+
+/** An http(s) URL without its trailing slash. */
+function baseUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new StartupError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new StartupError(`${name} must be an http(s) URL, got "${raw}"`);
+  return raw.replace(/\/+$/, '');
 }
 
 function logLevel(raw: string): LogLevel {

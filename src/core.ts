@@ -9,6 +9,7 @@ import { waitForDatabase } from './db/wait.js';
 import type { Logger } from './logger.js';
 import type { AppContext } from './registry/context.js';
 import { Pipeline, type Outcome } from './registry/pipeline.js';
+import { loadEncryptionKey, secretsFrom, type Secrets } from './secrets.js';
 import { UsageRecorder } from './usage.js';
 import { installWorkerSchema } from './worker/index.js';
 
@@ -47,7 +48,15 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
     await database.stop();
     throw error;
   }
-  const app: AppContext = { config, db, logger };
+  let secrets: Secrets;
+  try {
+    secrets = secretsFrom(await loadEncryptionKey(config.encryptionKey, config.dataDir));
+  } catch (error) {
+    await db.end({ timeout: 1 });
+    await database.stop();
+    throw error;
+  }
+  const app: AppContext = { config, db, logger, secrets, publicUrl: config.publicUrl ?? `http://${config.host}:${config.port}` };
   const usage = new UsageRecorder(db, logger, config.usageFlushMs);
   const pipeline = new Pipeline(app, usage);
   return {

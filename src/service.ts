@@ -1,14 +1,14 @@
 import type { Server } from 'node:http';
-import type { Runner } from 'graphile-worker';
 import { openCore, VERSION, type Core } from './core.js';
 import type { Config } from './config.js';
 import { answerClientErrors, createHttpApp } from './http/app.js';
+import { connectPages } from './http/connect-pages.js';
 import { openApiDocument } from './http/openapi.js';
 import type { Logger } from './logger.js';
 import { connectMcpOverHttp, principalOfHttpCall } from './mcp/http.js';
 import { createMcpServer } from './mcp/server.js';
 import { StartupError } from './startup.js';
-import { startWorker } from './worker/index.js';
+import { startWorker, type Worker } from './worker/index.js';
 
 export interface Service {
   core: Core;
@@ -24,10 +24,13 @@ const DRAIN_MS = 10_000;
 export async function startService(config: Config, logger: Logger, roles: { api: boolean; worker: boolean }): Promise<Service> {
   const core = await openCore(config, logger);
   let server: Server | undefined;
-  let runner: Runner | undefined;
+  let runner: Worker | undefined;
   try {
     if (roles.api) server = await serveHttp(core, config);
-    if (roles.worker) runner = await startWorker(core.databaseUrl, config.workerConcurrency, logger);
+    const address = server?.address();
+    // Without PUBLIC_URL, the links this service hands out point where it listens (the port may have been 0).
+    if (!config.publicUrl && address && typeof address === 'object') core.app.publicUrl = `http://${config.host}:${address.port}`;
+    if (roles.worker) runner = await startWorker(core.app, core.databaseUrl);
   } catch (error) {
     await closeServer(server);
     await core.close();
@@ -55,6 +58,7 @@ async function serveHttp(core: Core, config: Config): Promise<Server> {
     pipeline: core.pipeline,
     openApiJson: JSON.stringify(openApiDocument(core.operations, VERSION)),
     mcp: await connectMcpOverHttp(mcpServer, core.app.logger),
+    pages: connectPages(core.app),
   });
   return new Promise((resolve, reject) => {
     const server = app.listen(config.port, config.host, (error?: Error) => (error ? reject(listenFailure(error, config)) : resolve(server)));

@@ -90,7 +90,9 @@ describe('npm start with no configuration', () => {
     expect(await stopped).toBe(true);
     expect(second.output()).not.toContain('"level":"error"');
     expect(alive(Number(secondPid))).toBe(false);
-  });
+    // Two starts and six admin commands, one after another: generous, as the machine may be busy (the suite
+    // runs a PDS and other process-driven files beside it).
+  }, 120_000);
 });
 
 describe('npm run api and npm run worker, apart, on DATABASE_URL', () => {

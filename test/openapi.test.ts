@@ -22,6 +22,7 @@ const publicOperations: [string, string][] = [
   ['get', '/usage'],
   ['get', '/usage/events'],
   ['get', '/integrations'],
+  ['post', '/integrations/connect'],
   ['get', '/posts'],
   ['post', '/posts'],
   ['get', '/posts/{id}'],

@@ -72,7 +72,7 @@ beforeAll(async () => {
   service = await startTestService();
   ws = await service.workspace();
   const { db } = service.service.core;
-  const pipeline = new Pipeline({ config: service.service.core.app.config, db, logger }, new UsageRecorder(db, logger, 50));
+  const pipeline = new Pipeline({ ...service.service.core.app, db, logger }, new UsageRecorder(db, logger, 50));
   const app = createHttpApp({
     authenticateKey: service.service.core.authenticate,
     logger,

@@ -19,6 +19,8 @@ export interface HttpDependencies {
   openApiJson: string;
   /** POST /mcp, from src/mcp. */
   mcp: RequestHandler;
+  /** Pages outside /api/v1 and the registry (the connect pages), served as they are. */
+  pages?: RequestHandler;
 }
 
 const BODY_LIMIT = '1mb';
@@ -27,7 +29,7 @@ const BODY_LIMIT = '1mb';
  * REST under /api/v1 and MCP at /mcp, both generated from the registry. Order matters: authentication comes
  * before body parsing and routing, so a caller without a valid key learns nothing about what exists.
  */
-export function createHttpApp({ authenticateKey, logger, operations, pipeline, openApiJson, mcp }: HttpDependencies) {
+export function createHttpApp({ authenticateKey, logger, operations, pipeline, openApiJson, mcp, pages }: HttpDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -81,6 +83,7 @@ export function createHttpApp({ authenticateKey, logger, operations, pipeline, o
     res.set('allow', 'POST').status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this stateless server takes POST only' }, id: null });
   });
 
+  if (pages) app.use(pages);
   app.use((_req: Request, res: Response) => sendError(res, 'NOT_FOUND', NOT_FOUND_MESSAGE));
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const refusal = requestRefusal(error);

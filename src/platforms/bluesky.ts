@@ -1,8 +1,34 @@
+import { createHash } from 'node:crypto';
+import type { AtpSessionData, CredentialSession, XRPCError } from '@atproto/api';
+import { TID } from '@atproto/common-web';
 import type { PlatformRules } from './index.js';
+import { PlatformError, type Connection, type PostKey, type PublishedPost, type Publisher, type PublishingAccount } from './publishing.js';
 
 const MAX_GRAPHEMES = 300;
 // The AT Protocol lexicon of app.bsky.feed.post also caps the text at 3000 bytes of UTF-8.
 const MAX_BYTES = 3000;
+const POST = 'app.bsky.feed.post';
+/** A request without an answer by then is abandoned; for a write, its outcome is unknown (looked up before a retry). */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * @atproto/api takes about a second to load: it is loaded on first use, so the processes that never talk to
+ * Bluesky (the admin command's other commands, an API without connect requests) start as fast as before.
+ */
+const importAtproto = () => import('@atproto/api');
+let atproto: ReturnType<typeof importAtproto> | undefined;
+const loadAtproto = () => (atproto ??= importAtproto());
+
+/** An error answered by (or on the way to) an XRPC service; recognised by shape, as its class loads lazily. */
+function isXrpcError(error: unknown): error is XRPCError {
+  return error instanceof Error && typeof (error as XRPCError).status === 'number' && typeof (error as XRPCError).error === 'string';
+}
+
+/** `at://did/collection/rkey` → its parts. */
+function parseAtUri(uri: string): { repo: string; rkey: string } {
+  const [repo = '', , rkey = ''] = uri.replace(/^at:\/\//, '').split('/');
+  return { repo, rkey };
+}
 
 const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
 
@@ -13,6 +39,212 @@ export function countGraphemes(text: string): number {
   return count;
 }
 
+/** What is stored, sealed, for a connected account. */
+interface BlueskyCredentials {
+  serviceUrl: string;
+  /** The account's DID: it stays when the handle changes. */
+  identifier: string;
+  appPassword: string;
+  /** The last session, reused: createSession is limited to 30 per 5 minutes. */
+  session?: AtpSessionData;
+}
+
+/**
+ * The record key of a post, derived from its schedule, so that publishing it twice is impossible (the PDS refuses
+ * a second record under the same key) and an unknown outcome is settled by one exact lookup. app.bsky.feed.post
+ * requires a TID key: 53 bits of microseconds and a 10-bit clock id. The microseconds are the schedule's
+ * created_at plus an offset under one second, and the clock id's upper 9 bits come from a SHA-256 of the schedule
+ * id: 29 bits that tell apart schedules created in the same transaction. The lowest bit tells the post (0) from
+ * its first comment (1).
+ */
+export function recordKey(key: PostKey): string {
+  const digest = createHash('sha256').update(key.scheduleId).digest();
+  const micros = key.createdAt.getTime() * 1000 + (digest.readUInt32BE(0) % 1_000_000);
+  const clockId = (digest.readUInt16BE(4) % 512) * 2 + (key.kind === 'firstComment' ? 1 : 0);
+  return TID.fromTime(micros, clockId).toString();
+}
+
+export const releaseUrl = (handleOrDid: string, rkey: string) => `https://bsky.app/profile/${handleOrDid}/post/${rkey}`;
+
+const CREDENTIAL_ERRORS = new Set(['InvalidToken', 'ExpiredToken', 'AuthenticationRequired', 'AccountTakedown', 'AccountDeactivated', 'AuthMissing']);
+
+/** A failed call as the engine needs it (see FailureKind). `write`: whether the call may have changed something. */
+export function classify(error: unknown, write: boolean): PlatformError {
+  if (error instanceof PlatformError) return error;
+  if (!isXrpcError(error)) {
+    const message = error instanceof Error ? error.message : String(error);
+    const detail = { status: null, platformMessage: message, platformCode: null, traceId: null, raw: { message } };
+    return new PlatformError(write ? 'unknown' : 'transient', 'Bluesky could not be reached', detail);
+  }
+  const headers = error.headers ?? {};
+  const detail = {
+    status: error.status,
+    platformMessage: error.message || null,
+    platformCode: error.error || null,
+    traceId: headers['x-trace-id'] ?? headers['traceparent'] ?? null,
+    raw: { status: error.status, error: error.error, message: error.message },
+  };
+  // Status 1 is the client's own: the request failed in transit, timed out or was aborted.
+  if (error.status === 1) return new PlatformError(write ? 'unknown' : 'transient', 'Bluesky did not answer', detail);
+  if (error.status === 429) return new PlatformError('transient', 'Bluesky is rate limiting this account', detail, retryAfterMs(headers));
+  if (error.status >= 500) return new PlatformError(write ? 'unknown' : 'transient', `Bluesky answered ${error.status}`, detail);
+  if (error.status === 401 || CREDENTIAL_ERRORS.has(error.error)) {
+    return new PlatformError('credentials', 'Bluesky no longer accepts this channel\'s app password: reconnect the channel', detail);
+  }
+  return new PlatformError('permanent', `Bluesky refused the post: ${error.message || error.error}`, detail);
+}
+
+function retryAfterMs(headers: Record<string, string | undefined>): number | undefined {
+  const seconds = Number(headers['retry-after']);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const reset = Number(headers['ratelimit-reset']); // epoch seconds
+  if (Number.isFinite(reset) && reset > 0) return Math.max(0, reset * 1000 - Date.now());
+  return undefined;
+}
+
+/** fetch, ended by `signal` (the worker shutting down) or the timeout, whichever first, and by the caller's own. */
+function fetchUntil(signal: AbortSignal): typeof fetch {
+  return (input, init) => {
+    const signals = [signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)];
+    if (init?.signal) signals.push(init.signal);
+    return fetch(input, { ...init, signal: AbortSignal.any(signals) });
+  };
+}
+
+/** `settings.langs`: BCP-47 tags, at most 3 (the lexicon's bound). */
+function langsOf(settings: Record<string, unknown>): string[] | undefined {
+  const langs = settings.langs;
+  if (!Array.isArray(langs)) return undefined;
+  const tags = langs.filter((lang): lang is string => typeof lang === 'string' && lang.length > 0).slice(0, 3);
+  return tags.length ? tags : undefined;
+}
+
+async function login(session: CredentialSession, identifier: string, password: string): Promise<void> {
+  try {
+    await session.login({ identifier, password });
+  } catch (error) {
+    throw classify(error, false);
+  }
+}
+
+const publisher: Publisher = {
+  async connect({ identifier, password, serviceUrl }, signal): Promise<Connection> {
+    const { CredentialSession } = await loadAtproto();
+    const session = new CredentialSession(new URL(serviceUrl), fetchUntil(signal));
+    await login(session, identifier, password);
+    const data = session.session!;
+    const credentials: BlueskyCredentials = { serviceUrl, identifier: data.did, appPassword: password, session: data };
+    return { accountId: data.did, name: data.handle, credentials };
+  },
+
+  open(stored, { signal, saveCredentials }): PublishingAccount {
+    const credentials = stored as BlueskyCredentials;
+    let session: CredentialSession;
+    let agent: import('@atproto/api').Agent;
+    let RichText: typeof import('@atproto/api').RichText;
+    let ready: Promise<void> | undefined;
+    let saved = credentials.session?.accessJwt;
+
+    /** Resumes the stored session (refreshed by the client when expired), or logs in again with the app password. */
+    const start = async () => {
+      const loaded = await loadAtproto();
+      session = new loaded.CredentialSession(new URL(credentials.serviceUrl), fetchUntil(signal));
+      agent = new loaded.Agent(session);
+      RichText = loaded.RichText;
+      if (credentials.session) {
+        try {
+          await session.resumeSession(credentials.session);
+          return;
+        } catch (error) {
+          const failure = classify(error, false);
+          if (failure.kind === 'transient') throw failure;
+        }
+      }
+      await login(session, credentials.identifier, credentials.appPassword);
+    };
+    /** Stores a renewed session, so the next job does not log in again. */
+    const keepSession = async () => {
+      const current = session.session;
+      if (current && current.accessJwt !== saved) {
+        saved = current.accessJwt;
+        await saveCredentials({ ...credentials, session: current });
+      }
+    };
+    /** Runs `call` in a session; once more after a fresh login if the session was refused (nothing was written then). */
+    const withSession = async <T>(call: () => Promise<T>, write: boolean): Promise<T> => {
+      ready ??= start();
+      await ready;
+      try {
+        return await call();
+      } catch (error) {
+        const failure = classify(error, write);
+        if (failure.kind !== 'credentials') throw failure;
+        await login(session, credentials.identifier, credentials.appPassword);
+        try {
+          return await call();
+        } catch (again) {
+          throw classify(again, write);
+        }
+      } finally {
+        await keepSession();
+      }
+    };
+    const published = (uri: string, cid: string): PublishedPost => ({
+      id: uri,
+      ref: cid,
+      url: releaseUrl(session.session?.handle ?? parseAtUri(uri).repo, parseAtUri(uri).rkey),
+    });
+
+    return {
+      publish: (post) =>
+        withSession(async () => {
+          const text = new RichText({ text: post.text });
+          // Mentions are resolved to DIDs through the account's PDS; links and hashtags are found in the text.
+          await text.detectFacets(agent);
+          const reply = post.replyTo && {
+            root: { uri: post.replyTo.root.id, cid: post.replyTo.root.ref },
+            parent: { uri: post.replyTo.parent.id, cid: post.replyTo.parent.ref },
+          };
+          const record = {
+            $type: POST,
+            text: text.text,
+            facets: text.facets,
+            langs: langsOf(post.settings),
+            createdAt: new Date().toISOString(),
+            ...(reply && { reply }),
+          };
+          const rkey = recordKey(post.key);
+          try {
+            const { data } = await agent.com.atproto.repo.createRecord({ repo: session.did!, collection: POST, rkey, record });
+            return published(data.uri, data.cid);
+          } catch (error) {
+            // A second record under a key answers 500 on the PDS: it may already exist, which the lookup settles.
+            const failure = classify(error, true);
+            if (failure.kind !== 'unknown') throw failure;
+            const found = await lookUp(rkey).catch(() => null);
+            if (found) return found;
+            throw failure;
+          }
+        }, true),
+      lookUp: (key) => withSession(() => lookUp(recordKey(key)), false),
+      delete: (postId) =>
+        withSession(async () => {
+          await agent.com.atproto.repo.deleteRecord({ repo: session.did!, collection: POST, rkey: parseAtUri(postId).rkey });
+        }, true),
+    };
+
+    async function lookUp(rkey: string): Promise<PublishedPost | null> {
+      try {
+        const { data } = await agent.com.atproto.repo.getRecord({ repo: session.did!, collection: POST, rkey });
+        return published(data.uri, data.cid!);
+      } catch (error) {
+        if (isXrpcError(error) && error.error === 'RecordNotFound') return null;
+        throw classify(error, false);
+      }
+    }
+  },
+};
+
 export const bluesky: PlatformRules = {
   label: 'Bluesky',
   checkText(text) {
@@ -22,4 +254,5 @@ export const bluesky: PlatformRules = {
     if (bytes > MAX_BYTES) return { limit: MAX_BYTES, length: bytes, unit: 'bytes of UTF-8' };
     return null;
   },
+  publisher,
 };

@@ -1,7 +1,10 @@
 import { bluesky } from './bluesky.js';
 import { linkedin } from './linkedin.js';
+import type { Publisher } from './publishing.js';
 
-/** The platforms a workspace can connect. */
+export * from './publishing.js';
+
+/** The platforms a workspace can have channels on. */
 export const PLATFORMS = ['BLUESKY', 'LINKEDIN'] as const;
 export type Platform = (typeof PLATFORMS)[number];
 
@@ -13,14 +16,19 @@ export interface TooLong {
 }
 
 /**
- * One platform: its content rules now; the publishing adapter (connect, publish, reconcile) joins it here, so
- * everything a platform imposes is in its one file.
+ * One platform: its content rules, and once it can be published to, its publisher. Everything a platform
+ * imposes is in its one file; a new platform is that file and a line in `platforms` below.
  */
 export interface PlatformRules {
   /** How the platform is named to people. */
   label: string;
   /** The first rule `text` breaks, or null when the platform accepts it. */
   checkText(text: string): TooLong | null;
+  /** Absent while the platform cannot be connected yet (LinkedIn arrives with its own issue). */
+  publisher?: Publisher;
 }
 
 export const platforms: Record<Platform, PlatformRules> = { BLUESKY: bluesky, LINKEDIN: linkedin };
+
+/** The platforms that can be connected now, for messages. */
+export const connectablePlatforms = (): Platform[] => PLATFORMS.filter((platform) => platforms[platform].publisher);

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../logger.js';
+import type { Secrets } from '../secrets.js';
 import type { ErrorCode } from './errors.js';
 
 /** Who is calling. Visibility decides what an API key reaches; later principals (sessions) are added here. */
@@ -14,12 +15,18 @@ export interface AppContext {
   config: Config;
   db: Database;
   logger: Logger;
+  secrets: Secrets;
+  /** PUBLIC_URL, or once this process listens, the address it listens on. */
+  publicUrl: string;
 }
 
 /** What a handler receives besides its input: the app's parts, who calls, and `fail` for declared errors. */
 export interface HandlerContext<E extends ErrorCode> {
   db: Database;
   logger: Logger;
+  secrets: Secrets;
+  config: Config;
+  publicUrl: string;
   auth: { userId: string; workspaceId: string; principal: Principal };
   /** Ends the call with one of the operation's declared error codes. */
   fail(code: E, message: string): never;

@@ -56,6 +56,9 @@ export class Pipeline {
       result = await operation.handler(parsed.value, {
         db: this.app.db,
         logger: this.app.logger,
+        secrets: this.app.secrets,
+        config: this.app.config,
+        publicUrl: this.app.publicUrl,
         auth: { userId: principal.userId, workspaceId: principal.workspaceId, principal },
         fail: (code, message) => {
           throw new OperationError(code, message);

@@ -1,18 +1,41 @@
-import { Logger as WorkerLogger, run, runMigrations, type Runner } from 'graphile-worker';
+import { Logger as WorkerLogger, run, runMigrations } from 'graphile-worker';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../logger.js';
+import type { AppContext } from '../registry/context.js';
+import { recoverAbandoned } from './publish.js';
 import { tasks } from './tasks.js';
 
-/** Runs the graphile-worker runner on the service's database. */
-export async function startWorker(connectionString: string, concurrency: number, logger: Logger): Promise<Runner> {
-  return run({
+export interface Worker {
+  /** Stops taking jobs and lets the running ones finish. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs the graphile-worker runner on the service's database, and the periodic recovery of schedules a crashed
+ * worker left PUBLISHING (src/worker/publish.ts). Every worker runs it; the UPDATE makes running it twice harmless.
+ */
+export async function startWorker(app: AppContext, connectionString: string): Promise<Worker> {
+  const runner = await run({
     connectionString,
-    concurrency,
-    taskList: tasks,
+    concurrency: app.config.workerConcurrency,
+    taskList: tasks(app),
     // Shutdown is ordered by src/main.ts.
     noHandleSignals: true,
-    logger: workerLogger(logger),
+    logger: workerLogger(app.logger),
   });
+  let sweeping: Promise<unknown> = Promise.resolve();
+  const sweep = setInterval(() => {
+    sweeping = recoverAbandoned(app.db, app.config.publishStaleMs)
+      .then((ids) => ids.length && app.logger.warn('schedules left publishing by a stopped worker are retried', { scheduleIds: ids }))
+      .catch((error) => app.logger.error('recovering abandoned schedules failed', { error }));
+  }, app.config.publishRecoveryIntervalMs);
+  return {
+    async stop() {
+      clearInterval(sweep);
+      await sweeping;
+      await runner.stop();
+    },
+  };
 }
 
 /**

@@ -1,7 +1,10 @@
 import type { TaskList } from 'graphile-worker';
+import type { AppContext } from '../registry/context.js';
+import { PUBLISH_TASK } from './jobs.js';
+import { publishScheduleTask } from './publish.js';
 
 /**
  * The worker's tasks by name. Each task lives in its own file beside this one, validates its payload with zod
- * first, and is idempotent (a job runs at least once). None yet: publishing and media tasks come next.
+ * first, and is idempotent (a job runs at least once).
  */
-export const tasks: TaskList = {};
+export const tasks = (app: AppContext): TaskList => ({ [PUBLISH_TASK]: publishScheduleTask(app) });

@@ -25,11 +25,22 @@ export interface Workspace {
   admin(operationId: string, args?: Record<string, unknown>): Promise<any>;
 }
 
-/** The service as `npm run api` runs it, on a fresh database of its own, on a free port. */
-export async function startTestService(overrides: Partial<Config> = {}): Promise<TestService> {
-  const databaseUrl = await freshDatabase();
-  const config: Config = { ...loadConfig({}), databaseUrl, port: 0, usageFlushMs: 20, logLevel: 'silent', ...overrides };
-  const service = await startService(config, createLogger(config.logLevel), { api: true, worker: false });
+/**
+ * The service as `npm run api` runs it (or `npm start`, with the worker role), on a fresh database of its own
+ * (unless `overrides.databaseUrl` names one), on a free port, with an encryption key of its own.
+ */
+export async function startTestService(overrides: Partial<Config> = {}, roles = { api: true, worker: false }): Promise<TestService> {
+  const databaseUrl = overrides.databaseUrl ?? (await freshDatabase());
+  const config: Config = {
+    ...loadConfig({}),
+    databaseUrl,
+    port: 0,
+    usageFlushMs: 20,
+    logLevel: 'silent',
+    encryptionKey: randomBytes(32).toString('base64'),
+    ...overrides,
+  };
+  const service = await startService(config, createLogger(config.logLevel), roles);
   const base = service.url!;
   return {
     service,

@@ -1,0 +1,63 @@
+import express, { type Request, type Response, type Router } from 'express';
+import { connectAccount, readState } from '../connect.js';
+import type { AppContext } from '../registry/context.js';
+
+/**
+ * The connect page a user reaches from `POST /integrations/connect`: plain HTML, no script. GET shows the form,
+ * POST (urlencoded, to the same URL) checks the credentials against the PDS and connects, or shows the form again
+ * with what went wrong. The signed, single-use state in the URL says for which workspace and user.
+ */
+export function connectPages(app: AppContext): Router {
+  const router = express.Router();
+  const readForm = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 10 });
+
+  router.get('/connect/bluesky', async (req: Request, res: Response) => {
+    const state = await readState(app, req.query.state, 'BLUESKY');
+    if ('refused' in state) return void page(res, 400, 'Cannot connect', `<p>${escape(state.refused)}</p>`);
+    page(res, 200, 'Connect a Bluesky account', form(req.originalUrl, app.config.blueskyServiceUrl));
+  });
+
+  router.post('/connect/bluesky', readForm, async (req: Request, res: Response) => {
+    const state = await readState(app, req.query.state, 'BLUESKY');
+    if ('refused' in state) return void page(res, 400, 'Cannot connect', `<p>${escape(state.refused)}</p>`);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const handle = typeof body.handle === 'string' ? body.handle.trim().replace(/^@/, '') : '';
+    const appPassword = typeof body.appPassword === 'string' ? body.appPassword.trim() : '';
+    const serviceUrl = typeof body.serviceUrl === 'string' && body.serviceUrl.trim() ? body.serviceUrl.trim() : app.config.blueskyServiceUrl;
+    const again = (message: string) =>
+      page(res, 400, 'Connect a Bluesky account', `<p class="error">${escape(message)}</p>${form(req.originalUrl, serviceUrl, handle)}`);
+    if (!handle || !appPassword) return void again('Both the handle and the app password are needed.');
+    if (!/^https?:\/\/[^\s]+$/.test(serviceUrl) || !URL.canParse(serviceUrl)) return void again('The server must be an http(s) URL.');
+    const result = await connectAccount(
+      app,
+      { workspaceId: state.workspaceId, platform: 'BLUESKY', identifier: handle, password: appPassword, serviceUrl, nonce: state.nonce },
+      AbortSignal.timeout(30_000),
+    );
+    if ('refused' in result) return void again(result.refused);
+    page(res, 200, 'Bluesky account connected', `<p>${escape(handle)} is connected. You can close this page.</p><p>Integration <code>${result.integrationId}</code></p>`);
+  });
+  return router;
+}
+
+function form(action: string, serviceUrl: string, handle = '') {
+  return `<form method="post" action="${escape(action)}">
+<p><label>Handle, DID or e-mail <input name="handle" value="${escape(handle)}" required autocomplete="username"></label></p>
+<p><label>App password <input name="appPassword" type="password" required autocomplete="current-password"></label>
+<br><small>Made in Bluesky's settings under "App passwords"; never your account's own password.</small></p>
+<p><label>Server (for accounts on a self-hosted PDS) <input name="serviceUrl" value="${escape(serviceUrl)}"></label></p>
+<p><button type="submit">Connect</button></p>
+</form>`;
+}
+
+function page(res: Response, status: number, title: string, body: string) {
+  res
+    .status(status)
+    .set('cache-control', 'no-store')
+    // The state is in the URL: it must not leak to another site through the Referer header.
+    .set('referrer-policy', 'no-referrer')
+    .set('content-security-policy', "default-src 'none'; form-action 'self'")
+    .type('html')
+    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title></head><body><h1>${escape(title)}</h1>${body}</body></html>`);
+}
+
+const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

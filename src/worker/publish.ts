@@ -1,0 +1,208 @@
+import type { JobHelpers, Task } from 'graphile-worker';
+import { z } from 'zod';
+import type { Database, Sql } from '../db/index.js';
+import { platforms, PlatformError, type Platform, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
+import type { AppContext } from '../registry/context.js';
+import { PUBLISH_TASK } from './jobs.js';
+
+/**
+ * The publish-schedule task: publishes one due schedule and then the parts of its thread after it, each exactly
+ * once. The policy, in README's "Publishing":
+ * - A schedule is claimed by a compare-and-set (SCHEDULED → PUBLISHING); a job that finds it in any other state does
+ *   nothing, so two workers or a stale job never both publish.
+ * - Every record's key on the platform is derived from its schedule (recordKey in src/platforms/bluesky.ts): the
+ *   platform refuses a second record under it, and an unknown outcome is settled by looking it up.
+ * - Transient failures put the schedule back to SCHEDULED with a later job, MAX_RETRIES times at most; permanent
+ *   ones (content refused, credentials revoked) fail it at once, and the thread parts after it with it.
+ * - A schedule left PUBLISHING by a crashed worker is put back to SCHEDULED by recoverAbandoned, and its next attempt
+ *   looks the record up before publishing anything.
+ */
+
+export const MAX_RETRIES = 3;
+/** 30 s, 2 min, 8 min: long enough for a platform's bad minute, short enough that a post is not hours late. */
+export const retryDelayMs = (retriesDone: number) => 30_000 * 4 ** retriesDone;
+
+const Payload = z.strictObject({ scheduleId: z.uuid() });
+
+interface Claimed {
+  id: string;
+  integrationId: string;
+  scheduledContent: string;
+  firstComment: string | null;
+  settings: Record<string, unknown>;
+  threadRootScheduleId: string | null;
+  threadOrder: number;
+  createdAt: Date;
+  retryCount: number;
+  /** Set when an earlier attempt began: the record may exist already, so it is looked up before anything is sent. */
+  previousAttempt: Date | null;
+}
+
+export function publishScheduleTask(app: AppContext): Task {
+  return async (payload, helpers: JobHelpers) => {
+    const { scheduleId } = Payload.parse(payload);
+    await publishFrom(app, scheduleId, helpers.abortSignal ?? new AbortController().signal);
+  };
+}
+
+/** SCHEDULED → PUBLISHING for the one schedule `where` selects, or nothing when another worker or a user moved it. */
+async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefined> {
+  const [claimed] = await db<Claimed[]>`
+    UPDATE schedules s SET status = 'PUBLISHING', last_attempt = now(), updated_at = now()
+    FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before
+    WHERE s.id = before.id AND s.status = 'SCHEDULED'
+    RETURNING s.id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
+      s.created_at, s.retry_count, before.last_attempt AS previous_attempt`;
+  return claimed;
+}
+
+async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSignal): Promise<void> {
+  const { db } = app;
+  let schedule = await claim(db, db`id = ${scheduleId}`);
+  if (!schedule) return;
+  const [integration] = await db<{ platform: Platform; tokenStatus: string; credentials: Buffer | null }[]>`
+    SELECT platform, token_status, credentials FROM integrations WHERE id = ${schedule.integrationId}`;
+  const publisher = platforms[integration!.platform].publisher;
+  const label = platforms[integration!.platform].label;
+  if (!publisher) return fail(app, schedule, permanent(`${label} cannot be published to yet`));
+  if (!integration!.credentials || integration!.tokenStatus === 'MISSING') {
+    return fail(app, schedule, permanent('This channel is not connected: connect it (POST /integrations/connect), then retry'));
+  }
+  if (integration!.tokenStatus === 'REVOKED') {
+    return fail(app, schedule, new PlatformError('credentials', `${label} no longer accepts this channel's credentials: reconnect the channel, then retry`, noDetail));
+  }
+  let credentials: unknown;
+  try {
+    credentials = JSON.parse(app.secrets.open(integration!.credentials).toString('utf8'));
+  } catch {
+    // Sealed under another ENCRYPTION_KEY (or altered): only connecting again can mend it.
+    return fail(app, schedule, new PlatformError('credentials', 'This channel\'s stored credentials cannot be read with this ENCRYPTION_KEY: reconnect the channel, then retry', noDetail));
+  }
+  const account = publisher.open(credentials, {
+    signal,
+    saveCredentials: async (credentials) => {
+      await db`UPDATE integrations SET credentials = ${app.secrets.seal(Buffer.from(JSON.stringify(credentials)))}, updated_at = now()
+        WHERE id = ${schedule!.integrationId}`;
+    },
+  });
+
+  const threadRoot = schedule.threadRootScheduleId ?? schedule.id;
+  let root: PublishedPost | undefined;
+  let parent: PublishedPost | undefined;
+  try {
+    if (schedule.threadRootScheduleId) {
+      // A part retried on its own replies under the records of the thread's first post and the part before it.
+      root = (await account.lookUp(await keyOf(db, threadRoot))) ?? undefined;
+      const before = await db<{ id: string }[]>`
+        SELECT id FROM schedules WHERE thread_root_schedule_id = ${threadRoot} AND thread_order = ${schedule.threadOrder - 1}`;
+      parent = before[0] ? ((await account.lookUp(await keyOf(db, before[0].id))) ?? undefined) : root;
+      if (!root || !parent) throw permanent(`The ${before[0] ? 'part' : 'post'} this part replies to is not on ${label}: publish it first`);
+    }
+    for (;;) {
+      const replyTo = root && parent ? { root, parent } : undefined;
+      const published = await publishOne(app, account, schedule, replyTo);
+      root ??= published;
+      parent = published;
+      const next = await claim(db, db`thread_root_schedule_id = ${threadRoot} AND thread_order = ${schedule.threadOrder + 1}`);
+      if (!next) return;
+      schedule = next;
+    }
+  } catch (error) {
+    if (!(error instanceof PlatformError)) throw error; // left PUBLISHING: recoverAbandoned settles it
+    await fail(app, schedule, error);
+  }
+}
+
+/** Publishes the schedule's post (and first comment), or finds them published by an earlier attempt. */
+async function publishOne(app: AppContext, account: PublishingAccount, schedule: Claimed, replyTo: { root: PublishedPost; parent: PublishedPost } | undefined) {
+  const { db } = app;
+  const key: PostKey = { scheduleId: schedule.id, createdAt: schedule.createdAt, kind: 'post' };
+  const post =
+    (schedule.previousAttempt && (await account.lookUp(key))) ||
+    (await account.publish({ key, text: schedule.scheduledContent, settings: schedule.settings, replyTo }));
+  // Stored the moment the platform confirms, before anything else can fail.
+  await db`UPDATE schedules SET platform_post_id = ${post.id}, release_url = ${post.url}, updated_at = now() WHERE id = ${schedule.id}`;
+  if (schedule.firstComment) {
+    const commentKey: PostKey = { ...key, kind: 'firstComment' };
+    if (!(schedule.previousAttempt && (await account.lookUp(commentKey)))) {
+      await account.publish({ key: commentKey, text: schedule.firstComment, settings: schedule.settings, replyTo: { root: replyTo?.root ?? post, parent: post } });
+    }
+  }
+  await db`
+    UPDATE schedules SET status = 'PUBLISHED', published_at = now(), failure_reason = NULL, failure_detail = NULL, updated_at = now()
+    WHERE id = ${schedule.id} AND status = 'PUBLISHING'`;
+  await db`UPDATE integrations SET last_validated_at = now() WHERE id = ${schedule.integrationId}`;
+  return post;
+}
+
+/** What a failed attempt leaves: a later retry (transient, within bounds) or FAILED, with the parts after it. */
+async function fail(app: AppContext, schedule: Claimed, error: PlatformError): Promise<void> {
+  const detail = app.db.json(error.detail as never);
+  const retry = (error.kind === 'transient' || error.kind === 'unknown') && schedule.retryCount < MAX_RETRIES;
+  app.logger.warn(retry ? 'publish will be retried' : 'publish failed', {
+    scheduleId: schedule.id,
+    kind: error.kind,
+    reason: error.message,
+    status: error.detail.status,
+    platformCode: error.detail.platformCode,
+  });
+  await app.db.begin(async (tx) => {
+    if (retry) {
+      const delayMs = Math.max(retryDelayMs(schedule.retryCount), error.retryAfterMs ?? 0);
+      await tx`
+        UPDATE schedules SET status = 'SCHEDULED', retry_count = retry_count + 1, failure_detail = ${detail}, updated_at = now()
+        WHERE id = ${schedule.id} AND status = 'PUBLISHING'`;
+      // The running job's key is taken over by this new job (graphile-worker frees the key of a locked job).
+      await tx`SELECT graphile_worker.add_job(${PUBLISH_TASK}, json_build_object('scheduleId', ${schedule.id}::uuid),
+        run_at := now() + ${delayMs} * interval '1 millisecond', job_key := ${`${PUBLISH_TASK}:${schedule.id}`})`;
+      return;
+    }
+    const reason = error.kind === 'unknown' || error.kind === 'transient' ? `${error.message} (gave up after ${MAX_RETRIES} retries)` : error.message;
+    await tx`
+      UPDATE schedules SET status = 'FAILED', failure_reason = ${reason}, failure_detail = ${detail}, updated_at = now()
+      WHERE id = ${schedule.id} AND status = 'PUBLISHING'`;
+    const root = schedule.threadRootScheduleId ?? schedule.id;
+    await tx`
+      UPDATE schedules SET status = 'FAILED', failure_reason = ${`Not published: part ${schedule.threadOrder} of the thread failed`}, updated_at = now()
+      WHERE thread_root_schedule_id = ${root} AND thread_order > ${schedule.threadOrder} AND status = 'SCHEDULED'`;
+    if (error.kind === 'credentials') {
+      await tx`
+        UPDATE integrations SET token_status = 'REVOKED', connection_error_code = 'REFRESH_TOKEN_REVOKED',
+          connection_error = ${error.message}, updated_at = now()
+        WHERE id = ${schedule.integrationId}`;
+    }
+  });
+}
+
+async function keyOf(db: Database | Sql, scheduleId: string): Promise<PostKey> {
+  const [row] = await db<{ createdAt: Date }[]>`SELECT created_at FROM schedules WHERE id = ${scheduleId}`;
+  return { scheduleId, createdAt: row!.createdAt, kind: 'post' };
+}
+
+const noDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
+const permanent = (message: string) => new PlatformError('permanent', message, noDetail);
+
+/**
+ * Puts back to SCHEDULED every schedule PUBLISHING for longer than `staleMs` (its worker died mid-job: graphile-worker
+ * would only retry the job hours later, and that job would find it PUBLISHING and do nothing), and queues the
+ * first of each thread again. Their next attempt looks the record up before publishing: nothing is published twice.
+ */
+export async function recoverAbandoned(db: Database, staleMs: number): Promise<string[]> {
+  return db.begin(async (tx) => {
+    const reset = await tx<{ id: string }[]>`
+      UPDATE schedules SET status = 'SCHEDULED', updated_at = now()
+      WHERE status = 'PUBLISHING' AND last_attempt < now() - ${staleMs} * interval '1 millisecond'
+      RETURNING id`;
+    const ids = reset.map((row) => row.id);
+    const firsts = await tx<{ id: string }[]>`
+      SELECT s.id FROM schedules s
+      WHERE s.id = ANY(${ids}::uuid[]) AND NOT EXISTS (
+        SELECT 1 FROM schedules e WHERE e.status = 'SCHEDULED' AND e.thread_order < s.thread_order
+          AND (e.id = s.thread_root_schedule_id OR e.thread_root_schedule_id = s.thread_root_schedule_id))`;
+    // Due now: they were due when they were claimed.
+    await tx`
+      SELECT graphile_worker.add_job(${PUBLISH_TASK}, json_build_object('scheduleId', id), job_key := ${`${PUBLISH_TASK}:`} || id)
+      FROM unnest(${firsts.map((row) => row.id)}::uuid[]) AS id`;
+    return ids;
+  });
+}

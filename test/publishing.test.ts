@@ -1,0 +1,287 @@
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordKey } from '../src/platforms/bluesky.js';
+import { parseEncryptionKey, secretsFrom } from '../src/secrets.js';
+import { createAccount, postsOf, type TestAccount } from './support/bluesky.js';
+import { admin } from './support/processes.js';
+import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+
+/**
+ * The publishing engine against a real PDS on loopback (test/support/pds.ts): connecting through the HTML form as a
+ * browser does, publishing through the worker, reading the records back, and the faults that must not publish twice.
+ */
+
+let service: TestService;
+let ws: Workspace;
+let sql: postgres.Sql;
+let account: TestAccount;
+let integrationId: string;
+
+beforeAll(async () => {
+  // Recovery is quick here so the crash test need not wait minutes; no publish takes 3 s on loopback.
+  service = await startTestService({ publishStaleMs: 3000, publishRecoveryIntervalMs: 200 }, { api: true, worker: true });
+  ws = await service.workspace({ plan: 'business' });
+  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
+  account = await createAccount();
+});
+afterAll(async () => {
+  await sql?.end();
+  await service?.stop();
+});
+
+const rest = (path: string, options: { method?: string; body?: unknown } = {}) => call(`${service.api}${path}`, { key: ws.apiKey, ...options });
+
+/** A form POST as a browser sends it. */
+const submit = (url: string, fields: Record<string, string>) =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
+
+async function connectLink(workspace = ws) {
+  const answer = await call(`${service.api}/integrations/connect`, { method: 'POST', key: workspace.apiKey, body: { platform: 'BLUESKY' } });
+  expect(answer.status, answer.text).toBe(200);
+  return answer.json.redirectUrl as string;
+}
+
+/** Connects `who` through the connect page; returns the integration's id. */
+async function connectThroughForm(who: TestAccount, workspace = ws) {
+  const url = await connectLink(workspace);
+  const done = await submit(url, { handle: who.handle, appPassword: who.appPassword, serviceUrl: who.pdsUrl });
+  expect(done.status, await done.clone().text()).toBe(200);
+  const id = (await done.text()).match(/<code>([0-9a-f-]{36})<\/code>/)![1]!;
+  return id;
+}
+
+async function createPost(row: Record<string, unknown>, integrations: string[], postAction = 'PUBLISH_NOW') {
+  const created = await rest('/posts', { method: 'POST', body: { rows: [row], shared: { selectedIntegrations: integrations }, postAction } });
+  expect(created.status, created.text).toBe(201);
+  return sql<{ id: string; threadOrder: number; createdAt: Date }[]>`
+    SELECT id, thread_order, created_at FROM schedules WHERE post_id = ${created.json.postId} ORDER BY thread_order`;
+}
+
+interface ScheduleState {
+  id: string;
+  status: string;
+  platformPostId: string | null;
+  releaseUrl: string | null;
+  publishedAt: Date | null;
+  failureReason: string | null;
+  failureDetail: any;
+  retryCount: number;
+  lastAttempt: Date | null;
+}
+
+/** Waits until every schedule of `ids` has left SCHEDULED and PUBLISHING. */
+async function settled(ids: string[], timeoutMs = 20_000): Promise<ScheduleState[]> {
+  const started = Date.now();
+  for (;;) {
+    const rows = await sql<ScheduleState[]>`
+      SELECT id, status, platform_post_id, release_url, published_at, failure_reason, failure_detail, retry_count, last_attempt
+      FROM schedules WHERE id = ANY(${ids}::uuid[]) ORDER BY thread_order`;
+    if (rows.every((row) => row.status === 'PUBLISHED' || row.status === 'FAILED') || Date.now() - started > timeoutMs) return rows;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const rkeyOf = (uri: string) => uri.split('/').at(-1)!;
+const getRecord = async (uri: string) =>
+  (await account.agent.com.atproto.repo.getRecord({ repo: account.did, collection: 'app.bsky.feed.post', rkey: rkeyOf(uri) })).data;
+/** The UTF-8 byte range of `part` in `text`, as facets index it. */
+/** Facets as compared here: without their `$type`, which the lexicon lets a client add or leave out. */
+const facetsOf = (record: any) => (record.facets ?? []).map(({ index, features }: any) => ({ index, features }));
+const byteRange = (text: string, part: string) => {
+  const start = Buffer.byteLength(text.slice(0, text.indexOf(part)));
+  return { byteStart: start, byteEnd: start + Buffer.byteLength(part) };
+};
+
+describe('connecting a Bluesky account', () => {
+  it('through the connect page: the form, wrong credentials, success, and the link refused once used', async () => {
+    const url = await connectLink();
+    expect(url).toMatch(new RegExp(`^${service.base}/connect/bluesky\\?state=`));
+    const page = await fetch(url);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('name="handle"');
+    expect(html).toContain('name="appPassword"');
+
+    const wrong = await submit(url, { handle: account.handle, appPassword: 'wrong-password', serviceUrl: account.pdsUrl });
+    expect(wrong.status).toBe(400);
+    expect(await wrong.text()).toContain('not accepted');
+    expect((await rest('/integrations')).json).toEqual([]);
+
+    const done = await submit(url, { handle: account.handle, appPassword: account.appPassword, serviceUrl: account.pdsUrl });
+    expect(done.status).toBe(200);
+    expect(await done.text()).toContain('connected');
+    const [integration] = (await rest('/integrations')).json;
+    expect(integration).toMatchObject({ platform: 'BLUESKY', name: account.handle, tokenStatus: 'VALID', connectStatus: 'ACTIVE', connectionErrorCode: null });
+    integrationId = integration.id;
+    const [stored] = await sql<{ accountId: string; credentials: Buffer }[]>`SELECT account_id, credentials FROM integrations WHERE id = ${integrationId}`;
+    expect(stored!.accountId).toBe(account.did);
+    // Sealed: neither the app password nor a token is in the column as text.
+    expect(stored!.credentials.toString('latin1')).not.toContain(account.appPassword);
+    expect(stored!.credentials.toString('latin1')).not.toContain('eyJ');
+
+    const replayed = await submit(url, { handle: account.handle, appPassword: account.appPassword, serviceUrl: account.pdsUrl });
+    expect(replayed.status).toBe(400);
+    expect(await replayed.text()).toContain('used already');
+    expect((await fetch(url)).status).toBe(400);
+  });
+
+  it('refuses forged and altered states, and platforms that cannot be connected', async () => {
+    const url = new URL(await connectLink());
+    const [payload, signature] = url.searchParams.get('state')!.split('.');
+    const forged = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+    forged.e += 3_600_000;
+    const altered = `${Buffer.from(JSON.stringify(forged)).toString('base64url')}.${signature}`;
+    for (const state of [altered, `${payload}.${randomBytes(32).toString('base64url')}`, 'nonsense', '']) {
+      const answer = await fetch(`${service.base}/connect/bluesky?state=${encodeURIComponent(state)}`);
+      expect(answer.status, state).toBe(400);
+      expect(await answer.text()).toContain('not valid');
+    }
+    const linkedin = await rest('/integrations/connect', { method: 'POST', body: { platform: 'LINKEDIN' } });
+    expect(linkedin.status).toBe(400);
+    expect(linkedin.json).toEqual({ code: 'VALIDATION_ERROR', message: 'platform: LinkedIn cannot be connected yet; supported: BLUESKY' });
+    const unknown = await rest('/integrations/connect', { method: 'POST', body: { platform: 'MYSPACE' } });
+    expect(unknown.json.message).toBe('platform: unknown platform "MYSPACE"; supported: BLUESKY');
+  });
+
+  it('from a shell: npm run admin -- connect-bluesky reconnects the same account', async () => {
+    const env = { DATABASE_URL: service.databaseUrl, ENCRYPTION_KEY: service.service.core.app.config.encryptionKey! };
+    const bad = await admin(['connect-bluesky', '--workspace', ws.workspaceId, '--handle', account.handle, '--app-password', 'nope', '--service-url', account.pdsUrl], env);
+    expect(bad.code).toBe(1);
+    expect(bad.json.code).toBe('VALIDATION_ERROR');
+    const done = await admin(
+      ['connect-bluesky', '--workspace', ws.workspaceId, '--handle', account.handle, '--app-password', account.appPassword, '--service-url', account.pdsUrl],
+      env,
+    );
+    expect(done.code).toBe(0);
+    expect(done.json).toMatchObject({ id: integrationId, platform: 'BLUESKY', tokenStatus: 'VALID' });
+    expect((await rest('/integrations')).json).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('publishing', () => {
+  it('publishes a post with a link, a mention and a hashtag, its thread and its first comment, read back from the PDS', async () => {
+    const content = `Grüße @${account.handle} — see https://example.com/a?b=c #postwise 🎉`;
+    const schedules = await createPost(
+      {
+        content,
+        thread: [{ content: 'Part one, a reply' }, { content: 'Part two #thread' }],
+        firstComment: 'First comment https://example.org',
+        overrides: [{ integrationId, settings: { langs: ['de', 'en'] } }],
+      },
+      [integrationId],
+    );
+    expect(schedules).toHaveLength(3);
+    const states = await settled(schedules.map((s) => s.id));
+    for (const state of states) {
+      expect(state, JSON.stringify(state)).toMatchObject({ status: 'PUBLISHED', failureReason: null });
+      expect(state.platformPostId).toMatch(new RegExp(`^at://${account.did}/app.bsky.feed.post/`));
+      expect(state.releaseUrl).toBe(`https://bsky.app/profile/${account.handle}/post/${rkeyOf(state.platformPostId!)}`);
+      expect(state.publishedAt).toBeInstanceOf(Date);
+    }
+    // The record keys are the ones derived from the schedules.
+    expect(states.map((s) => rkeyOf(s.platformPostId!))).toEqual(schedules.map((s) => recordKey({ scheduleId: s.id, createdAt: s.createdAt, kind: 'post' })));
+
+    const root = await getRecord(states[0]!.platformPostId!);
+    const value = root.value as any;
+    expect(value.text).toBe(content);
+    expect(value.langs).toEqual(['de', 'en']);
+    expect(value.reply).toBeUndefined();
+    expect(facetsOf(value)).toEqual(
+      expect.arrayContaining([
+        { index: byteRange(content, `@${account.handle}`), features: [{ $type: 'app.bsky.richtext.facet#mention', did: account.did }] },
+        { index: byteRange(content, 'https://example.com/a?b=c'), features: [{ $type: 'app.bsky.richtext.facet#link', uri: 'https://example.com/a?b=c' }] },
+        { index: byteRange(content, '#postwise'), features: [{ $type: 'app.bsky.richtext.facet#tag', tag: 'postwise' }] },
+      ]),
+    );
+    expect(facetsOf(value)).toHaveLength(3);
+
+    const one = await getRecord(states[1]!.platformPostId!);
+    const two = await getRecord(states[2]!.platformPostId!);
+    const rootRef = { uri: root.uri, cid: root.cid };
+    expect((one.value as any).reply).toEqual({ root: rootRef, parent: rootRef });
+    expect((two.value as any).reply).toEqual({ root: rootRef, parent: { uri: one.uri, cid: one.cid } });
+    expect(facetsOf(two.value)).toEqual([{ index: byteRange('Part two #thread', '#thread'), features: [{ $type: 'app.bsky.richtext.facet#tag', tag: 'thread' }] }]);
+
+    const commentKey = recordKey({ scheduleId: schedules[0]!.id, createdAt: schedules[0]!.createdAt, kind: 'firstComment' });
+    const comment = (await account.agent.com.atproto.repo.getRecord({ repo: account.did, collection: 'app.bsky.feed.post', rkey: commentKey })).data;
+    expect((comment.value as any).text).toBe('First comment https://example.org');
+    expect((comment.value as any).reply).toEqual({ root: rootRef, parent: rootRef });
+
+    const [{ postId }] = [...(await sql<{ postId: string }[]>`SELECT post_id FROM schedules WHERE id = ${schedules[0]!.id}`)] as [{ postId: string }];
+    const schedule = (await rest(`/schedules/${schedules[0]!.id}?postId=${postId}`)).json.schedules.find((s: any) => s.id === schedules[0]!.id);
+    expect(schedule).toMatchObject({ status: 'PUBLISHED', platformPostId: root.uri });
+    const [integration] = (await rest('/integrations')).json;
+    expect(integration.lastValidatedAt).not.toBeNull();
+  });
+
+  it('two workers racing for one due schedule make one record', async () => {
+    const second = await startTestService({ databaseUrl: service.databaseUrl, encryptionKey: service.service.core.app.config.encryptionKey }, { api: false, worker: true });
+    try {
+      const before = (await postsOf(account)).length;
+      const [schedule] = await createPost({ content: 'Raced for by two workers' }, [integrationId]);
+      // Stale duplicates of its job, without the key, so that several run at once on both workers.
+      for (let i = 0; i < 4; i++) await sql`SELECT graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', ${schedule!.id}::uuid))`;
+      const [state] = await settled([schedule!.id]);
+      expect(state!.status).toBe('PUBLISHED');
+      await new Promise((resolve) => setTimeout(resolve, 500)); // every duplicate job has had its turn
+      const posts = await postsOf(account);
+      expect(posts.length).toBe(before + 1);
+      expect(posts.filter((post) => (post.value as any).text === 'Raced for by two workers')).toHaveLength(1);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('a schedule left PUBLISHING by a worker killed after the PDS accepted is recovered without a second record', async () => {
+    // A schedule due in a year: its job does not run; the test plays the worker that died mid-job.
+    const future = new Date(Date.now() + 365 * 86_400_000).toISOString();
+    const [accepted] = await createPost({ content: 'Accepted, then the worker died', scheduledAt: future }, [integrationId], 'SCHEDULED_TIME');
+    const [unsent] = await createPost({ content: 'Claimed, then the worker died', scheduledAt: future }, [integrationId], 'SCHEDULED_TIME');
+    // What the dead worker left: both claimed long ago, the first one's record accepted by the PDS, no status written.
+    const rkey = recordKey({ scheduleId: accepted!.id, createdAt: accepted!.createdAt, kind: 'post' });
+    const record = { $type: 'app.bsky.feed.post', text: 'Accepted, then the worker died', createdAt: new Date().toISOString() };
+    const created = await account.agent.com.atproto.repo.createRecord({ repo: account.did, collection: 'app.bsky.feed.post', rkey, record });
+    for (const id of [accepted!.id, unsent!.id]) {
+      await sql`UPDATE schedules SET status = 'PUBLISHING', last_attempt = now() - interval '1 hour' WHERE id = ${id}`;
+      await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${id}`})`;
+    }
+    const before = (await postsOf(account)).length;
+
+    const states = await settled([accepted!.id, unsent!.id]);
+    expect(states.map((s) => s.status)).toEqual(['PUBLISHED', 'PUBLISHED']);
+    const byId = Object.fromEntries(states.map((s) => [s.id, s]));
+    expect(byId[accepted!.id]!.platformPostId).toBe(created.data.uri);
+    const posts = await postsOf(account);
+    expect(posts.length).toBe(before + 1); // only the one never sent
+    expect(posts.filter((post) => (post.value as any).text === 'Accepted, then the worker died')).toHaveLength(1);
+    expect(posts.filter((post) => (post.value as any).text === 'Claimed, then the worker died')).toHaveLength(1);
+  });
+
+  it('a channel without credentials fails its schedules with a reason to connect it', async () => {
+    const bare = (await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Never connected' })).id;
+    const [schedule] = await createPost({ content: 'Nowhere to go' }, [bare]);
+    const [state] = await settled([schedule!.id]);
+    expect(state).toMatchObject({ status: 'FAILED', failureReason: 'This channel is not connected: connect it (POST /integrations/connect), then retry' });
+  });
+
+  it('a revoked app password fails the schedule with a reason to reconnect, and the channel says so', async () => {
+    const revoked = await createAccount();
+    const id = await connectThroughForm(revoked);
+    await revoked.agent.com.atproto.server.revokeAppPassword({ name: 'postwise' });
+    // The PDS honours an access token until it expires; the stored session is dropped as its expiry would.
+    const secrets = secretsFrom(parseEncryptionKey(service.service.core.app.config.encryptionKey!));
+    const [row] = await sql<{ credentials: Buffer }[]>`SELECT credentials FROM integrations WHERE id = ${id}`;
+    const { session: _dropped, ...withoutSession } = JSON.parse(secrets.open(row!.credentials).toString());
+    await sql`UPDATE integrations SET credentials = ${secrets.seal(Buffer.from(JSON.stringify(withoutSession)))} WHERE id = ${id}`;
+
+    const schedules = await createPost({ content: 'Should not go out', thread: [{ content: 'Nor this' }] }, [id]);
+    const states = await settled(schedules.map((s) => s.id));
+    expect(states[0]).toMatchObject({ status: 'FAILED', failureReason: "Bluesky no longer accepts this channel's app password: reconnect the channel" });
+    expect(states[0]!.failureDetail).toMatchObject({ status: 401, platformCode: 'AuthenticationRequired' });
+    expect(states[1]).toMatchObject({ status: 'FAILED', failureReason: 'Not published: part 0 of the thread failed' });
+    const integration = (await rest('/integrations')).json.find((candidate: any) => candidate.id === id);
+    expect(integration).toMatchObject({ tokenStatus: 'REVOKED', connectionErrorCode: 'REFRESH_TOKEN_REVOKED', hasFailedSchedules: true });
+    expect(await postsOf(revoked)).toEqual([]);
+  });
+});
