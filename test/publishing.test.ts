@@ -1,7 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordKey } from '../src/platforms/bluesky.js';
+import { PlatformError, platforms } from '../src/platforms/index.js';
 import { parseEncryptionKey, secretsFrom } from '../src/secrets.js';
 import { createAccount, postsOf, type TestAccount } from './support/bluesky.js';
 import { admin } from './support/processes.js';
@@ -283,5 +284,62 @@ describe('publishing', () => {
     const integration = (await rest('/integrations')).json.find((candidate: any) => candidate.id === id);
     expect(integration).toMatchObject({ tokenStatus: 'REVOKED', connectionErrorCode: 'REFRESH_TOKEN_REVOKED', hasFailedSchedules: true });
     expect(await postsOf(revoked)).toEqual([]);
+  });
+
+  it('an unreachable PDS is retried later, a bounded number of times, and a retry by the user then publishes once', async () => {
+    const flaky = await createAccount();
+    const id = await connectThroughForm(flaky);
+    const secrets = secretsFrom(parseEncryptionKey(service.service.core.app.config.encryptionKey!));
+    const setServiceUrl = async (serviceUrl: string) => {
+      const [row] = await sql<{ credentials: Buffer }[]>`SELECT credentials FROM integrations WHERE id = ${id}`;
+      const credentials = { ...JSON.parse(secrets.open(row!.credentials).toString()), serviceUrl };
+      await sql`UPDATE integrations SET credentials = ${secrets.seal(Buffer.from(JSON.stringify(credentials)))} WHERE id = ${id}`;
+    };
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused before anything is sent.
+    await setServiceUrl('http://127.0.0.1:9');
+    const [schedule] = await createPost({ content: 'Out once the PDS is back' }, [id]);
+    const job = () => sql<{ runAt: Date }[]>`SELECT run_at FROM graphile_worker.jobs WHERE key = ${`publish-schedule:${schedule!.id}`}`;
+    const started = Date.now();
+    let state: ScheduleState | undefined;
+    while (Date.now() - started < 15_000) {
+      [state] = await sql<ScheduleState[]>`SELECT id, status, retry_count, failure_reason, failure_detail FROM schedules WHERE id = ${schedule!.id}`;
+      if (state!.retryCount === 1 && state!.status === 'SCHEDULED') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(state).toMatchObject({ status: 'SCHEDULED', retryCount: 1, failureReason: null });
+    expect(state!.failureDetail).toMatchObject({ status: 1 });
+    const [retry] = await job();
+    // The first retry waits 30 s.
+    expect(retry!.runAt.getTime() - Date.now()).toBeGreaterThan(20_000);
+    expect(retry!.runAt.getTime() - Date.now()).toBeLessThan(31_000);
+
+    // The last allowed retry, due now: it fails for good.
+    await sql`UPDATE schedules SET retry_count = 3 WHERE id = ${schedule!.id}`;
+    await sql`SELECT graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', ${schedule!.id}::uuid), job_key := ${`publish-schedule:${schedule!.id}`})`;
+    const [failed] = await settled([schedule!.id]);
+    expect(failed).toMatchObject({ status: 'FAILED', retryCount: 3 });
+    expect(failed!.failureReason).toMatch(/^Bluesky did not answer \(gave up after 3 retries\)$/);
+    expect(await job()).toEqual([]);
+
+    await setServiceUrl(flaky.pdsUrl);
+    const retried = await rest(`/posts/schedules/${schedule!.id}/retry`, { method: 'POST' });
+    expect(retried.status, retried.text).toBe(200);
+    const [published] = await settled([schedule!.id]);
+    expect(published).toMatchObject({ status: 'PUBLISHED', failureReason: null });
+    expect((await postsOf(flaky)).map((post) => (post.value as any).text)).toEqual(['Out once the PDS is back']);
+  });
+
+  it('the abort signal a job is given ends its platform calls: nothing is sent once the worker shuts down', async () => {
+    const { publisher } = platforms.BLUESKY;
+    const connection = await publisher!.connect({ identifier: account.handle, password: account.appPassword, serviceUrl: account.pdsUrl }, AbortSignal.timeout(10_000));
+    const shutdown = new AbortController();
+    const opened = publisher!.open(connection.credentials, { signal: shutdown.signal, saveCredentials: async () => {} });
+    shutdown.abort(new Error('worker shutting down'));
+    const before = (await postsOf(account)).length;
+    const key = { scheduleId: randomUUID(), createdAt: new Date(), kind: 'post' as const };
+    const error = await opened.publish({ key, text: 'Never sent', settings: {} }).catch((caught) => caught);
+    expect(error).toBeInstanceOf(PlatformError);
+    expect(error.detail.status).toBe(1);
+    expect((await postsOf(account)).length).toBe(before);
   });
 });
