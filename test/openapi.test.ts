@@ -85,6 +85,7 @@ describe('GET /api/v1/openapi.json', () => {
     expect(operation('delete', '/schedules/{id}').requestBody).toEqual(expect.objectContaining({ required: false }));
     expect(operation('post', '/posts/schedules/{scheduleId}/retry').responses['409'].content['application/json'].schema.properties.code.enum).toEqual([
       'INVALID_STATE',
+      'IDEMPOTENCY_KEY_IN_PROGRESS',
     ]);
   });
 

@@ -57,10 +57,12 @@ async function overRest(operation: Operation, args: Record<string, unknown>, sty
     else if (value !== null && typeof value === 'object') for (const [key, item] of Object.entries(value)) query.append(`${name}[${key}]`, String(item));
     else query.append(name, String(value));
   }
-  const rest = Object.fromEntries(Object.entries(args).filter(([name]) => !pathNames.includes(name) && !queryNames.includes(name)));
+  // The idempotency key travels in its header; the rest of the arguments are the body's.
+  const { idempotencyKey, ...rest } = Object.fromEntries(Object.entries(args).filter(([name]) => !pathNames.includes(name) && !queryNames.includes(name)));
+  const headers: Record<string, string> = operation.idempotent && typeof idempotencyKey === 'string' ? { 'idempotency-key': idempotencyKey } : {};
   const search = query.size ? `?${query}` : '';
-  const body = operation.readsBody ? rest : undefined;
-  return call(`${service.api}${path}${search}`, { method: operation.method, key: ws.apiKey, body });
+  const body = operation.readsBody ? (operation.idempotent ? rest : { ...rest, ...(idempotencyKey !== undefined && { idempotencyKey }) }) : undefined;
+  return call(`${service.api}${path}${search}`, { method: operation.method, key: ws.apiKey, body, headers });
 }
 
 async function overMcp(operation: Operation, args: unknown): Promise<Answer> {

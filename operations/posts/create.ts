@@ -108,6 +108,7 @@ export default defineOperation({
     .meta({ id: 'CreatedPosts' }),
   status: 201,
   errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'PAYMENT_REQUIRED', 'POST_QUOTA_EXCEEDED', 'CONTENT_TOO_LONG', 'INVALID_STATE'],
+  idempotent: true,
   async handler({ rows, shared, postAction }, { db, auth, fail }) {
     const targets = shared.selectedIntegrations;
     const live = postAction !== 'DRAFT';

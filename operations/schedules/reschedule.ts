@@ -21,6 +21,7 @@ export default defineOperation({
   },
   output: success,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'PAYMENT_REQUIRED', 'VALIDATION_ERROR'],
+  idempotent: true,
   async handler({ scheduleId, scheduledAt }, { db, auth, fail }) {
     if (Date.parse(scheduledAt) <= Date.now()) return fail('VALIDATION_ERROR', `body.scheduledAt: ${scheduledAt} is in the past`);
     return db.begin(async (tx) => {

@@ -17,6 +17,7 @@ export default defineOperation({
   input: { path: z.object({ scheduleId: uuid }) },
   output: success,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'PAYMENT_REQUIRED'],
+  idempotent: true,
   async handler({ scheduleId }, { db, auth, fail }) {
     return db.begin(async (tx) => {
       const locked = await lockForMove(tx, auth.workspaceId, scheduleId, 'retry');

@@ -70,7 +70,7 @@ export function createHttpApp({ authenticateKey, logger, operations, pipeline, o
         operation,
         principal: res.locals.principal as Principal,
         surface: 'api',
-        input: { kind: 'parts', path: req.params, query: req.query, body: req.body },
+        input: { kind: 'parts', path: req.params, query: req.query, body: req.body, idempotencyKey: req.header('idempotency-key') },
       }));
     });
   }

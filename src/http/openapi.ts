@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { errorCatalogue, type ErrorCode } from '../registry/errors.js';
+import { idempotencyKey } from '../registry/idempotency.js';
 import { declaredErrors, type Operation } from '../registry/operation.js';
 
 /** The OpenAPI 3.1 document of the public operations, generated once from the registry. */
@@ -49,7 +50,13 @@ function describeOperation(operation: Operation): ZodOpenApiOperationObject {
     summary: operation.summary,
     ...(operation.description && { description: operation.description }),
     tags: [operation.path.split('/')[1]!],
-    ...((path || query) && { requestParams: { ...(path && { path }), ...(query && { query }) } }),
+    ...((path || query || operation.idempotent) && {
+      requestParams: {
+        ...(path && { path }),
+        ...(query && { query }),
+        ...(operation.idempotent && { header: z.object({ 'idempotency-key': idempotencyKey.optional() }) }),
+      },
+    }),
     ...(body && { requestBody: { required: true, content: { 'application/json': { schema: body } } } }),
     ...(!body && operation.readsBody && { requestBody: noFieldsBody }),
     responses: {

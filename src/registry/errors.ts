@@ -15,7 +15,15 @@ export const errorCatalogue = {
   },
   NOT_FOUND: { status: 404, description: 'No such resource in this workspace.' },
   CONFLICT: { status: 409, description: 'The request conflicts with the current state of the resource.' },
+  IDEMPOTENCY_KEY_IN_PROGRESS: {
+    status: 409,
+    description: 'A request with this Idempotency-Key is still running; try again once it has answered.',
+  },
   INVALID_STATE: { status: 409, description: 'The resource\'s current state does not allow this; the message names the state.' },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    description: 'This Idempotency-Key was used for a different request in the last 24 hours; use a new key for a new request.',
+  },
   PAYLOAD_TOO_LARGE: { status: 413, description: 'The request body is larger than the service accepts.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The request body is not application/json.' },
   REQUEST_HEADERS_TOO_LARGE: {

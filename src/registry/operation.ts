@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ErrorCode } from './errors.js';
 import type { HandlerContext } from './context.js';
+import { idempotencyKey } from './idempotency.js';
 import { fromText } from './text-input.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -25,6 +26,8 @@ export interface OperationSpec<P extends AnyObject, Q extends AnyObject, B exten
   status?: 200 | 201;
   /** The codes the handler may raise with `ctx.fail`, and only those. */
   errors?: readonly E[];
+  /** A create that takes an idempotency key: the `Idempotency-Key` header over REST, `idempotencyKey` over MCP. */
+  idempotent?: boolean;
   handler: (input: z.output<P> & z.output<Q> & z.output<B>, ctx: HandlerContext<E>) => Promise<z.input<O>>;
 }
 
@@ -43,6 +46,8 @@ export interface Operation {
   arguments: AnyObject;
   /** Whether a request body is read: every method but GET. One without declared fields takes none, or `{}`. */
   readsBody: boolean;
+  /** Whether it takes an idempotency key (see src/registry/idempotency.ts). */
+  idempotent: boolean;
   output: z.ZodType;
   status: 200 | 201;
   errors: readonly ErrorCode[];
@@ -77,8 +82,11 @@ export function defineOperation<
     description: spec.description,
     input,
     textInput: { path: input.path && fromText(input.path), query: input.query && fromText(input.query) },
-    arguments: z.strictObject(Object.assign({}, ...parts.map((part) => part.shape))),
+    arguments: z.strictObject(
+      Object.assign({}, ...parts.map((part) => part.shape), spec.idempotent ? { idempotencyKey: idempotencyKey.optional() } : {}),
+    ),
     readsBody: spec.method !== 'GET',
+    idempotent: spec.idempotent ?? false,
     output: spec.output,
     status: spec.status ?? 200,
     errors: spec.errors ?? [],
@@ -95,5 +103,6 @@ export function declaredErrors(operation: Operation): ErrorCode[] {
   // Every operation can meet VALIDATION_ERROR: MCP refuses arguments its tool does not declare, even where none are.
   const codes = new Set<ErrorCode>(['UNAUTHORIZED', 'REQUEST_HEADERS_TOO_LARGE', 'VALIDATION_ERROR', ...operation.errors, 'INTERNAL']);
   if (operation.readsBody) for (const code of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
+  if (operation.idempotent) for (const code of ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_PROGRESS'] as const) codes.add(code);
   return [...codes];
 }

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import type { UsageRecorder, Surface } from '../usage.js';
 import type { AppContext, Principal } from './context.js';
+import { claim, idempotencyKey } from './idempotency.js';
 import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE, OperationError, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
 import type { Operation } from './operation.js';
 
 /** A call's raw input: REST hands over its parts separately, MCP one object of arguments. */
 export type RawInput =
-  | { kind: 'parts'; path: unknown; query: unknown; body: unknown }
+  | { kind: 'parts'; path: unknown; query: unknown; body: unknown; idempotencyKey?: string }
   | { kind: 'arguments'; value: unknown };
 
 export interface Call {
@@ -50,10 +51,31 @@ export class Pipeline {
     }
     const parsed = parseInput(operation, input);
     if (!parsed.ok) return failure('VALIDATION_ERROR', parsed.message);
+    const { idempotencyKey: key, ...values } = parsed.value;
+    if (operation.idempotent && typeof key === 'string') return this.once(operation, principal, key, values);
+    return this.invoke(operation, principal, values);
+  }
 
+  /** Runs an idempotent operation at most once per key: the first answer is kept and replayed (src/registry/idempotency.ts). */
+  private async once(operation: Operation, principal: Principal, key: string, input: Record<string, unknown>): Promise<Outcome> {
+    const claimed = await claim(this.app.db, principal.workspaceId, key, operation.id, input);
+    if (claimed.kind === 'replay') return { ok: true, status: claimed.status, body: claimed.body };
+    if (claimed.kind === 'reused') {
+      return failure('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a different request; send a new key with a new request');
+    }
+    if (claimed.kind === 'in-progress') {
+      return failure('IDEMPOTENCY_KEY_IN_PROGRESS', 'A request with this Idempotency-Key is still running; try again once it has answered');
+    }
+    const outcome = await this.invoke(operation, principal, input);
+    // Only a success is kept: a failure changed nothing (the handler's transaction rolled back), so a retry may run.
+    await (outcome.ok ? claimed.settle(outcome.status, outcome.body) : claimed.release());
+    return outcome;
+  }
+
+  private async invoke(operation: Operation, principal: Principal, input: Record<string, unknown>): Promise<Outcome> {
     let result: unknown;
     try {
-      result = await operation.handler(parsed.value, {
+      result = await operation.handler(input, {
         db: this.app.db,
         logger: this.app.logger,
         secrets: this.app.secrets,
@@ -103,6 +125,10 @@ const noFields = z.strictObject({});
 
 function parseInput(operation: Operation, input: RawInput): Parsed {
   if (input.kind === 'arguments') return validate(operation.arguments, input.value ?? {}, '');
+  if (operation.idempotent && input.idempotencyKey !== undefined) {
+    const key = idempotencyKey.safeParse(input.idempotencyKey);
+    if (!key.success) return { ok: false, message: describe(key.error, 'header.idempotency-key') };
+  }
   const parts = [
     ['path', operation.textInput.path, input.path],
     ['query', operation.textInput.query, input.query],
@@ -116,6 +142,7 @@ function parseInput(operation: Operation, input: RawInput): Parsed {
     if (!parsed.ok) return parsed;
     Object.assign(value, parsed.value);
   }
+  if (operation.idempotent && input.idempotencyKey !== undefined) value.idempotencyKey = input.idempotencyKey;
   return { ok: true, value };
 }
 
