@@ -342,4 +342,27 @@ describe('publishing', () => {
     expect(error.detail.status).toBe(1);
     expect((await postsOf(account)).length).toBe(before);
   });
+
+  it('DELETE /schedules/{id} on a published thread deletes its records on the platform and keeps the rows, with platformDeletedAt', async () => {
+    const schedules = await createPost({ content: 'Here, then gone', thread: [{ content: 'Gone too' }], firstComment: 'And this' }, [integrationId]);
+    const states = await settled(schedules.map((s) => s.id));
+    expect(states.map((s) => s.status)).toEqual(['PUBLISHED', 'PUBLISHED']);
+    const commentKey = recordKey({ scheduleId: schedules[0]!.id, createdAt: schedules[0]!.createdAt, kind: 'firstComment' });
+    const rkeys = [...states.map((s) => rkeyOf(s.platformPostId!)), commentKey];
+    const exists = async (rkey: string) =>
+      account.agent.com.atproto.repo.getRecord({ repo: account.did, collection: 'app.bsky.feed.post', rkey }).then(
+        () => true,
+        (error) => (error.error === 'RecordNotFound' ? false : Promise.reject(error)),
+      );
+    for (const rkey of rkeys) expect(await exists(rkey)).toBe(true);
+
+    const deleted = await rest(`/schedules/${schedules[0]!.id}`, { method: 'DELETE' });
+    expect(deleted.status, deleted.text).toBe(200);
+    for (const rkey of rkeys) expect(await exists(rkey)).toBe(false);
+    const rows = await sql<{ status: string; platformDeletedAt: Date | null }[]>`
+      SELECT status, platform_deleted_at FROM schedules WHERE id = ANY(${schedules.map((s) => s.id)}::uuid[])`;
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row).toMatchObject({ status: 'PUBLISHED', platformDeletedAt: expect.any(Date) });
+    expect((await rest(`/schedules/${schedules[0]!.id}`, { method: 'DELETE' })).status).toBe(200);
+  });
 });

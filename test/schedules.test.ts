@@ -208,6 +208,8 @@ describe('the state machine', () => {
 
   for (const [move, table] of Object.entries(allowed)) {
     for (const from of statuses) {
+      // Deleting a PUBLISHED schedule deletes its post on the platform: test/publishing.test.ts, against a real PDS.
+      if (move === 'delete' && from === 'PUBLISHED') continue;
       const to = table[from];
       it(`${move} of a ${from} schedule ${to === undefined ? 'answers 409 INVALID_STATE' : to === null ? 'removes it and its job' : `makes it ${to}`}`, async () => {
         const [row] = await schedule([future(40)], [bluesky], from === 'DRAFT' ? 'DRAFT' : 'SCHEDULED_TIME');

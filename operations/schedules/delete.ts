@@ -1,23 +1,56 @@
 import { z } from 'zod';
+import { openAccount } from '../../src/accounts.js';
+import { PlatformError } from '../../src/platforms/index.js';
 import { success, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { cancelPublish } from '../../src/worker/jobs.js';
 import { lockForMove } from './state.js';
+
+/** How long the platform is given to delete a published post before the request answers 502. */
+const PLATFORM_TIMEOUT_MS = 30_000;
 
 export default defineOperation({
   id: 'deleteSchedule',
   method: 'DELETE',
   path: '/schedules/{id}',
   visibility: 'public',
-  summary: 'Cancel one schedule',
+  summary: 'Cancel one schedule, or delete what it published',
   description:
     'Removes a DRAFT, SCHEDULED or FAILED schedule (and, for a thread\'s first schedule, its thread parts) with its queued publish job, ' +
-    'in one transaction: nothing is published for it afterwards. The post and its other schedules stay. A schedule that is PUBLISHING or ' +
-    'PUBLISHED answers 409 INVALID_STATE. The monthly quota a live schedule spent is not given back.',
+    'in one transaction: nothing is published for it afterwards. The post and its other schedules stay. The monthly quota a live ' +
+    'schedule spent is not given back. A PUBLISHED schedule is deleted on the platform instead (for a thread\'s first schedule, with ' +
+    'its published parts and its first comment) and keeps its row, with `platformDeletedAt` set; deleting it again changes nothing. ' +
+    'When the platform refuses or does not answer: 502 PLATFORM_ERROR, nothing changed here. A PUBLISHING schedule answers 409 INVALID_STATE.',
   input: { path: z.object({ id: uuid }) },
   output: success,
-  errors: ['NOT_FOUND', 'INVALID_STATE'],
-  async handler({ id }, { db, auth, fail }) {
+  errors: ['NOT_FOUND', 'INVALID_STATE', 'PLATFORM_ERROR'],
+  async handler({ id }, { db, auth, fail, logger, secrets, config, publicUrl }) {
+    const [published] = await db<{ integrationId: string; threadRootScheduleId: string | null }[]>`
+      SELECT integration_id, thread_root_schedule_id FROM schedules WHERE id = ${id} AND organization_id = ${auth.workspaceId} AND status = 'PUBLISHED'`;
+    if (published) {
+      // The platform call is made outside any transaction: no row stays locked while the platform answers.
+      const targets = await db<{ id: string; platformPostId: string; createdAt: Date; firstComment: string | null }[]>`
+        SELECT id, platform_post_id, created_at, first_comment FROM schedules
+        WHERE (id = ${id} OR (${published.threadRootScheduleId === null} AND thread_root_schedule_id = ${id}))
+          AND status = 'PUBLISHED' AND platform_post_id IS NOT NULL AND platform_deleted_at IS NULL
+        ORDER BY thread_order DESC`;
+      if (targets.length === 0) return { success: true };
+      try {
+        const { account } = await openAccount({ db, logger, secrets, config, publicUrl }, published.integrationId, AbortSignal.timeout(PLATFORM_TIMEOUT_MS));
+        for (const target of targets) {
+          if (target.firstComment) {
+            const comment = await account.lookUp({ scheduleId: target.id, createdAt: target.createdAt, kind: 'firstComment' });
+            if (comment) await account.delete(comment.id);
+          }
+          await account.delete(target.platformPostId);
+          await db`UPDATE schedules SET platform_deleted_at = now(), updated_at = now() WHERE id = ${target.id}`;
+        }
+      } catch (error) {
+        if (error instanceof PlatformError) return fail('PLATFORM_ERROR', `The post could not be deleted on the platform: ${error.message}`);
+        throw error;
+      }
+      return { success: true };
+    }
     return db.begin(async (tx) => {
       const locked = await lockForMove(tx, auth.workspaceId, id, 'cancel');
       if ('code' in locked) return fail(locked.code as 'NOT_FOUND' | 'INVALID_STATE', locked.message);

@@ -30,6 +30,7 @@ export const errorCatalogue = {
     status: 431,
     description: 'The request line (with its query string) and headers together exceed 16 KiB; nothing was done.',
   },
+  PLATFORM_ERROR: { status: 502, description: 'The platform (Bluesky…) refused or did not answer; the message says why. Nothing was changed here.' },
   INTERNAL: { status: 500, description: 'An unexpected failure; nothing about it is revealed, and it is logged.' },
 } as const satisfies Record<string, { status: number; description: string }>;
 

@@ -1,7 +1,8 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Database, Sql } from '../db/index.js';
-import { platforms, PlatformError, type Platform, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
+import { openAccount } from '../accounts.js';
+import { PlatformError, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { PUBLISH_TASK } from './jobs.js';
 
@@ -60,31 +61,14 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
   const { db } = app;
   let schedule = await claim(db, db`id = ${scheduleId}`);
   if (!schedule) return;
-  const [integration] = await db<{ platform: Platform; tokenStatus: string; credentials: Buffer | null }[]>`
-    SELECT platform, token_status, credentials FROM integrations WHERE id = ${schedule.integrationId}`;
-  const publisher = platforms[integration!.platform].publisher;
-  const label = platforms[integration!.platform].label;
-  if (!publisher) return fail(app, schedule, permanent(`${label} cannot be published to yet`));
-  if (!integration!.credentials || integration!.tokenStatus === 'MISSING') {
-    return fail(app, schedule, permanent('This channel is not connected: connect it (POST /integrations/connect), then retry'));
-  }
-  if (integration!.tokenStatus === 'REVOKED') {
-    return fail(app, schedule, new PlatformError('credentials', `${label} no longer accepts this channel's credentials: reconnect the channel, then retry`, noDetail));
-  }
-  let credentials: unknown;
+  let opened: Awaited<ReturnType<typeof openAccount>>;
   try {
-    credentials = JSON.parse(app.secrets.open(integration!.credentials).toString('utf8'));
-  } catch {
-    // Sealed under another ENCRYPTION_KEY (or altered): only connecting again can mend it.
-    return fail(app, schedule, new PlatformError('credentials', 'This channel\'s stored credentials cannot be read with this ENCRYPTION_KEY: reconnect the channel, then retry', noDetail));
+    opened = await openAccount(app, schedule.integrationId, signal);
+  } catch (error) {
+    if (error instanceof PlatformError) return fail(app, schedule, error);
+    throw error;
   }
-  const account = publisher.open(credentials, {
-    signal,
-    saveCredentials: async (credentials) => {
-      await db`UPDATE integrations SET credentials = ${app.secrets.seal(Buffer.from(JSON.stringify(credentials)))}, updated_at = now()
-        WHERE id = ${schedule!.integrationId}`;
-    },
-  });
+  const { account, label } = opened;
 
   const threadRoot = schedule.threadRootScheduleId ?? schedule.id;
   let root: PublishedPost | undefined;
