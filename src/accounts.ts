@@ -27,6 +27,7 @@ export async function openAccount(app: AppContext, integrationId: string, signal
   }
   const account = publisher.open(credentials, {
     signal,
+    fetch: app.platformFetch,
     saveCredentials: async (renewed) => {
       await app.db`UPDATE integrations SET credentials = ${app.secrets.seal(Buffer.from(JSON.stringify(renewed)))}, updated_at = now()
         WHERE id = ${integrationId}`;

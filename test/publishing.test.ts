@@ -365,4 +365,53 @@ describe('publishing', () => {
     for (const row of rows) expect(row).toMatchObject({ status: 'PUBLISHED', platformDeletedAt: expect.any(Date) });
     expect((await rest(`/schedules/${schedules[0]!.id}`, { method: 'DELETE' })).status).toBe(200);
   });
+
+  it('faults where the client really sends: an answer lost after the PDS accepted (500) is settled by the lookup, a 429 waits its Retry-After', async () => {
+    const app = service.service.core.app;
+    let fault: 'lose the answer' | 'rate limit' | undefined;
+    let answersLost = 0;
+    const json = (status: number, body: object, headers: Record<string, string> = {}) =>
+      new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+    app.platformFetch = async (input, init) => {
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      if (url.includes('/xrpc/com.atproto.repo.createRecord')) {
+        if (fault === 'lose the answer') {
+          await fetch(input, init); // the PDS writes the record; its answer never arrives
+          answersLost++;
+          return json(500, { error: 'InternalServerError', message: 'Internal Server Error' });
+        }
+        if (fault === 'rate limit') return json(429, { error: 'RateLimitExceeded', message: 'Rate Limit Exceeded' }, { 'retry-after': '120' });
+      }
+      return fetch(input, init);
+    };
+    try {
+      fault = 'lose the answer';
+      const [lost] = await createPost({ content: 'Accepted, answer lost' }, [integrationId]);
+      const [settledLost] = await settled([lost!.id]);
+      expect(answersLost).toBe(1);
+      expect(settledLost).toMatchObject({ status: 'PUBLISHED', retryCount: 0 });
+      expect(settledLost!.platformPostId).toMatch(new RegExp(`/${recordKey({ scheduleId: lost!.id, createdAt: lost!.createdAt, kind: 'post' })}$`));
+      expect((await postsOf(account)).filter((post) => (post.value as any).text === 'Accepted, answer lost')).toHaveLength(1);
+
+      fault = 'rate limit';
+      const [limited] = await createPost({ content: 'Sent after the rate limit' }, [integrationId]);
+      const started = Date.now();
+      let state: ScheduleState | undefined;
+      while (Date.now() - started < 15_000) {
+        [state] = await sql<ScheduleState[]>`SELECT id, status, retry_count, failure_detail FROM schedules WHERE id = ${limited!.id}`;
+        if (state!.retryCount === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(state).toMatchObject({ status: 'SCHEDULED', retryCount: 1, failureDetail: { status: 429, platformCode: 'RateLimitExceeded' } });
+      const [retry] = await sql<{ runAt: Date }[]>`SELECT run_at FROM graphile_worker.jobs WHERE key = ${`publish-schedule:${limited!.id}`}`;
+      expect(retry!.runAt.getTime() - Date.now()).toBeGreaterThan(100_000); // Retry-After 120 s, beyond the first backoff's 30 s
+
+      fault = undefined;
+      await sql`SELECT graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', ${limited!.id}::uuid), job_key := ${`publish-schedule:${limited!.id}`})`;
+      expect((await settled([limited!.id]))[0]).toMatchObject({ status: 'PUBLISHED' });
+      expect((await postsOf(account)).filter((post) => (post.value as any).text === 'Sent after the rate limit')).toHaveLength(1);
+    } finally {
+      app.platformFetch = undefined;
+    }
+  });
 });

@@ -103,11 +103,11 @@ function retryAfterMs(headers: Record<string, string | undefined>): number | und
 }
 
 /** fetch, ended by `signal` (the worker shutting down) or the timeout, whichever first, and by the caller's own. */
-function fetchUntil(signal: AbortSignal): typeof fetch {
+function fetchUntil(signal: AbortSignal, send: typeof fetch = fetch): typeof fetch {
   return (input, init) => {
     const signals = [signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)];
     if (init?.signal) signals.push(init.signal);
-    return fetch(input, { ...init, signal: AbortSignal.any(signals) });
+    return send(input, { ...init, signal: AbortSignal.any(signals) });
   };
 }
 
@@ -137,7 +137,7 @@ const publisher: Publisher = {
     return { accountId: data.did, name: data.handle, credentials };
   },
 
-  open(stored, { signal, saveCredentials }): PublishingAccount {
+  open(stored, { signal, saveCredentials, fetch: send }): PublishingAccount {
     const credentials = stored as BlueskyCredentials;
     let session: CredentialSession;
     let agent: import('@atproto/api').Agent;
@@ -148,7 +148,7 @@ const publisher: Publisher = {
     /** Resumes the stored session (refreshed by the client when expired), or logs in again with the app password. */
     const start = async () => {
       const loaded = await loadAtproto();
-      session = new loaded.CredentialSession(new URL(credentials.serviceUrl), fetchUntil(signal));
+      session = new loaded.CredentialSession(new URL(credentials.serviceUrl), fetchUntil(signal, send));
       agent = new loaded.Agent(session);
       RichText = loaded.RichText;
       if (credentials.session) {

@@ -57,10 +57,14 @@ export interface Publisher {
   /** Checks the credentials against the platform (a login) and answers what to store. */
   connect(input: ConnectInput, signal: AbortSignal): Promise<Connection>;
   /**
-   * Acts as the account of `credentials`. Every request it makes ends when `signal` aborts. When the platform
-   * renews the session, `saveCredentials` receives what to store instead.
+   * Acts as the account of `credentials`. Every request it makes ends when `signal` aborts, and goes through
+   * `fetch` when given (the global one otherwise). When the platform renews the session, `saveCredentials`
+   * receives what to store instead.
    */
-  open(credentials: unknown, options: { signal: AbortSignal; saveCredentials(credentials: object): Promise<void> }): PublishingAccount;
+  open(
+    credentials: unknown,
+    options: { signal: AbortSignal; saveCredentials(credentials: object): Promise<void>; fetch?: typeof fetch },
+  ): PublishingAccount;
 }
 
 /**

@@ -18,6 +18,11 @@ export interface AppContext {
   secrets: Secrets;
   /** PUBLIC_URL, or once this process listens, the address it listens on. */
   publicUrl: string;
+  /**
+   * What platform calls go through instead of the global fetch: the tests' fault injection, placed where the
+   * client's requests really go (after login the client follows the PDS named in the account's DID document).
+   */
+  platformFetch?: typeof fetch;
 }
 
 /** What a handler receives besides its input: the app's parts, who calls, and `fail` for declared errors. */
