@@ -1,9 +1,10 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, startWithChannels, type ChannelsFixture, type TestService, type Workspace } from './support/service.js';
 
 /** PATCH and DELETE /posts/{id}: what changes, what is protected, and the jobs that follow. */
 
+let fixture: ChannelsFixture;
 let service: TestService;
 let ws: Workspace;
 let other: Workspace;
@@ -14,17 +15,10 @@ let linkedin: string;
 const future = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString();
 
 beforeAll(async () => {
-  service = await startTestService();
-  ws = await service.workspace({ plan: 'business' });
-  other = await service.workspace();
-  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {} });
-  bluesky = (await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Sky' })).id;
-  linkedin = (await ws.admin('createIntegration', { platform: 'LINKEDIN', name: 'In' })).id;
+  fixture = await startWithChannels();
+  ({ service, ws, other, sql, bluesky, linkedin } = fixture);
 });
-afterAll(async () => {
-  await sql?.end();
-  await service?.stop();
-});
+afterAll(() => fixture?.stop());
 
 const rest = (path: string, options: { method?: string; body?: unknown; key?: string } = {}) => call(`${service.api}${path}`, { key: ws.apiKey, ...options });
 const patch = (id: string, body: unknown, key = ws.apiKey) => rest(`/posts/${id}`, { method: 'PATCH', body, key });

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, startWithChannels, type ChannelsFixture, type TestService, type Workspace } from './support/service.js';
 
 /** The Schedules operations, retry and reschedule: the calendar's keyset pages, the state machine, and the publish jobs. */
 
+let fixture: ChannelsFixture;
 let service: TestService;
 let ws: Workspace;
 let other: Workspace;
@@ -16,18 +17,10 @@ const HOUR = 3_600_000;
 const future = (hours: number) => new Date(Date.now() + hours * HOUR).toISOString();
 
 beforeAll(async () => {
-  service = await startTestService();
-  // A plan whose quota the many schedules made here do not reach.
-  ws = await service.workspace({ plan: 'business' });
-  other = await service.workspace();
-  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {} });
-  bluesky = (await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Sky' })).id;
-  linkedin = (await ws.admin('createIntegration', { platform: 'LINKEDIN', name: 'In' })).id;
+  fixture = await startWithChannels();
+  ({ service, ws, other, sql, bluesky, linkedin } = fixture);
 });
-afterAll(async () => {
-  await sql?.end();
-  await service?.stop();
-});
+afterAll(() => fixture?.stop());
 
 const rest = (path: string, options: { method?: string; body?: unknown; key?: string } = {}) =>
   call(`${service.api}${path}`, { key: ws.apiKey, ...options });

@@ -115,3 +115,39 @@ export async function eventually<T>(read: () => Promise<T>, check: (value: T) =>
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+export interface ChannelsFixture {
+  service: TestService;
+  /** On the `business` plan, whose quotas the tests' schedules do not reach. */
+  ws: Workspace;
+  /** Another workspace, for the 404 rule. */
+  other: Workspace;
+  /** Straight to the test database, to look at rows and jobs and to put schedules where a test needs them. */
+  sql: postgres.Sql;
+  /** The ids of ws's Bluesky channel "Sky" and LinkedIn channel "In". */
+  bluesky: string;
+  linkedin: string;
+  stop(): Promise<void>;
+}
+
+/** A service with a workspace that has one channel per platform, another workspace, and SQL access. */
+export async function startWithChannels(): Promise<ChannelsFixture> {
+  const service = await startTestService();
+  const ws = await service.workspace({ plan: 'business' });
+  const other = await service.workspace();
+  const sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {} });
+  const bluesky = (await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Sky' })).id;
+  const linkedin = (await ws.admin('createIntegration', { platform: 'LINKEDIN', name: 'In' })).id;
+  return {
+    service,
+    ws,
+    other,
+    sql,
+    bluesky,
+    linkedin,
+    async stop() {
+      await sql.end();
+      await service.stop();
+    },
+  };
+}
