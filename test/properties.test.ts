@@ -59,9 +59,9 @@ async function overRest(operation: Operation, args: Record<string, unknown>, sty
   }
   // The idempotency key travels in its header; the rest of the arguments are the body's.
   const { idempotencyKey, ...rest } = Object.fromEntries(Object.entries(args).filter(([name]) => !pathNames.includes(name) && !queryNames.includes(name)));
-  const headers: Record<string, string> = operation.idempotent && typeof idempotencyKey === 'string' ? { 'idempotency-key': idempotencyKey } : {};
+  const headers: Record<string, string> = typeof idempotencyKey === 'string' ? { 'idempotency-key': idempotencyKey } : {};
   const search = query.size ? `?${query}` : '';
-  const body = operation.readsBody ? (operation.idempotent ? rest : { ...rest, ...(idempotencyKey !== undefined && { idempotencyKey }) }) : undefined;
+  const body = operation.readsBody ? rest : undefined;
   return call(`${service.api}${path}${search}`, { method: operation.method, key: ws.apiKey, body, headers });
 }
 
