@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { text, timestamp, uuid } from '../../src/registry/fields.js';
+import { text, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { platform } from '../integrations/integration.js';
 import { loadPosts, Post, scheduleStatus } from './post.js';
+import { dateOrTime, instantOf, workspaceZone } from '../workspace/time.js';
 
-const day = z.iso.date();
-const dateOrTime = z.union([day, timestamp]);
 
 /** `%`, `_` and `\` match themselves in the search text. */
 const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
@@ -49,20 +48,16 @@ export default defineOperation({
     }),
   }),
   async handler({ page, limit, status, search, platform, dateFrom, dateTo, tagIds }, { db, auth }) {
-    const workspaceZone = db`(SELECT time_zone FROM organizations WHERE id = ${auth.workspaceId})`;
-    const isDay = (value: string) => day.safeParse(value).success;
+    const zone = workspaceZone(db, auth.workspaceId);
     const scheduleFilters = [
       status?.length ? db`AND s.status = ANY(${status}::text[])` : null,
       platform?.length ? db`AND i.platform = ANY(${platform}::text[])` : null,
-      dateFrom
-        ? isDay(dateFrom)
-          ? db`AND s.scheduled_at >= (${dateFrom}::date::timestamp AT TIME ZONE ${workspaceZone})`
-          : db`AND s.scheduled_at >= ${dateFrom}::timestamptz`
-        : null,
+      dateFrom ? db`AND s.scheduled_at >= ${instantOf(db, dateFrom, zone)}` : null,
+      // A date includes its whole day; a date-time is included itself.
       dateTo
-        ? isDay(dateTo)
-          ? db`AND s.scheduled_at < ((${dateTo}::date + 1)::timestamp AT TIME ZONE ${workspaceZone})`
-          : db`AND s.scheduled_at <= ${dateTo}::timestamptz`
+        ? dateTo.includes('T')
+          ? db`AND s.scheduled_at <= ${instantOf(db, dateTo, zone)}`
+          : db`AND s.scheduled_at < ${instantOf(db, dateTo, zone, { dayAfter: true })}`
         : null,
     ].filter((filter) => filter !== null);
     const where = db`
@@ -75,16 +70,15 @@ export default defineOperation({
               WHERE s.post_id = p.id ${scheduleFilters.reduce((all, filter) => db`${all} ${filter}`)})`
           : db``
       }`;
-    const [[counted], rows] = await Promise.all([
-      db<{ total: number }[]>`SELECT count(*)::int AS total FROM posts p WHERE ${where}`,
-      db<{ id: string }[]>`
-        SELECT p.id FROM posts p WHERE ${where}
-        ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}::bigint`,
-    ]);
-    const total = counted!.total;
+    // One round trip: the count and the page are two independent subqueries, each served by its own index.
+    const [counted] = await db<{ total: number; ids: string[] }[]>`
+      SELECT (SELECT count(*)::int FROM posts p WHERE ${where}) AS total,
+        ARRAY(SELECT p.id FROM posts p WHERE ${where}
+          ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}::bigint) AS ids`;
+    const { total, ids } = counted!;
     const totalPages = Math.ceil(total / limit);
     return {
-      items: await loadPosts(db, auth.workspaceId, rows.map((row) => row.id)),
+      items: await loadPosts(db, auth.workspaceId, ids),
       pageInfo: { page, limit, total, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 },
     };
   },

@@ -1,14 +1,14 @@
 import { z } from 'zod';
+import type { PendingQuery, Row } from 'postgres';
 import type { Sql } from '../../src/db/index.js';
-import { timestamp, uuid } from '../../src/registry/fields.js';
+import { uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { platform } from '../integrations/integration.js';
 import { scheduleStatus } from '../posts/post.js';
+import { dateOrTime, instantOf, workspaceZone } from '../workspace/time.js';
 import { CalendarCursor, CalendarSchedule, cursorOf, selectCalendar, toCalendarSchedule } from './calendar.js';
 
-const dateOrTime = z
-  .union([timestamp, z.iso.date()])
-  .meta({ description: 'A date-time with its offset, or a date (`2026-03-29`), which means midnight in the workspace\'s time zone.' });
+const bound = dateOrTime.meta({ description: 'A date-time with its offset, or a date (`2026-03-29`), which means midnight in the workspace\'s time zone.' });
 
 const listOf = <T extends z.ZodType>(item: T, what: string) =>
   z
@@ -35,8 +35,8 @@ export default defineOperation({
     'schedules added or moved during a walk never make it repeat or skip one that stayed in place.',
   input: {
     query: z.object({
-      startDate: dateOrTime.optional(),
-      endDate: dateOrTime.optional(),
+      startDate: bound.optional(),
+      endDate: bound.optional(),
       view: z.enum(['month', 'week', 'agenda']).default('agenda'),
       limit: z.number().int().min(10).max(100).default(20).meta({ description: 'Schedules per page, 10 to 100; 20 unless given.' }),
       cursor: CalendarCursor.optional().meta({ param: { style: 'deepObject', explode: true } }),
@@ -52,8 +52,7 @@ export default defineOperation({
     hasMore: z.boolean(),
   }),
   async handler(query, { db, auth }) {
-    const [workspace] = await db<{ timeZone: string }[]>`SELECT time_zone FROM organizations WHERE id = ${auth.workspaceId}`;
-    const { start, end } = windowOf(db, query, workspace!.timeZone);
+    const { start, end } = windowOf(db, query, workspaceZone(db, auth.workspaceId));
     const forward = query.direction === 'forward';
     const conditions = [
       db`s.scheduled_at IS NOT NULL`,
@@ -77,10 +76,9 @@ export default defineOperation({
 });
 
 /** The bounds of the listing as SQL values: a view's window in the workspace's time zone, or the dates given. */
-function windowOf(db: Sql, query: { view: 'month' | 'week' | 'agenda'; startDate?: string; endDate?: string }, timeZone: string) {
-  const instant = (value: string) => (value.includes('T') ? db`${value}::timestamptz` : db`(${value}::date::timestamp AT TIME ZONE ${timeZone})`);
-  const start = query.startDate === undefined ? undefined : instant(query.startDate);
-  const end = query.endDate === undefined ? undefined : instant(query.endDate);
+function windowOf(db: Sql, query: { view: 'month' | 'week' | 'agenda'; startDate?: string; endDate?: string }, timeZone: PendingQuery<Row[]>) {
+  const start = query.startDate === undefined ? undefined : instantOf(db, query.startDate, timeZone);
+  const end = query.endDate === undefined ? undefined : instantOf(db, query.endDate, timeZone);
   if (query.view === 'agenda') return { start, end };
   // Truncating the local wall time and adding a local week or month keeps the window right across DST changes.
   const local = db`date_trunc(${query.view}, ${start ?? db`now()`} AT TIME ZONE ${timeZone})`;
