@@ -104,20 +104,21 @@ export const Post = z
 export type PostOutput = z.input<typeof Post>;
 
 /**
- * The Schedule fields of a row `s` of schedules, as `json_build_object` arguments: the lists build their answer
- * as JSON in Postgres, which costs Node a JSON.parse instead of reading and converting every column. Callers add
- * the shapes they carry (`integration`, `post`) after these.
+ * The Schedule fields of a row `s` of schedules, as the select list of a subquery whose row becomes the JSON
+ * object (`row_to_json`, `json_agg`): the lists build their answer as JSON in Postgres, which costs Node a
+ * JSON.parse instead of reading and converting every column (and `row_to_json` costs Postgres a third of what
+ * `json_build_object` does). Callers add the shapes they carry (`integration`, `post`) after these.
  */
-export const scheduleFields = (db: Sql) => db`
-  'id', s.id, 'postId', s.post_id, 'organizationId', s.organization_id, 'userId', s.user_id,
-  'integrationId', s.integration_id, 'status', s.status, 'scheduledAt', api_time(s.scheduled_at),
-  'publishedAt', api_time(s.published_at), 'originRecycleEventId', s.origin_recycle_event_id,
-  'failureReason', s.failure_reason, 'failureDetail', s.failure_detail, 'platformDeletedAt', api_time(s.platform_deleted_at),
-  'scheduledContent', s.scheduled_content, 'firstComment', s.first_comment, 'settings', s.settings,
-  'attachmentMediaUrls', '[]'::json, 'platformPostId', s.platform_post_id, 'releaseUrl', s.release_url,
-  'retryCount', s.retry_count, 'lastAttempt', api_time(s.last_attempt), 'threadRootScheduleId', s.thread_root_schedule_id,
-  'threadOrder', s.thread_order, 'approvalStatus', s.approval_status, 'approvalRequestedAt', api_time(s.approval_requested_at),
-  'approvalCompletedAt', api_time(s.approval_completed_at), 'createdAt', api_time(s.created_at), 'updatedAt', api_time(s.updated_at)`;
+export const scheduleColumns = (db: Sql) => db`
+  s.id AS "id", s.post_id AS "postId", s.organization_id AS "organizationId", s.user_id AS "userId",
+  s.integration_id AS "integrationId", s.status AS "status", api_time(s.scheduled_at) AS "scheduledAt",
+  api_time(s.published_at) AS "publishedAt", s.origin_recycle_event_id AS "originRecycleEventId",
+  s.failure_reason AS "failureReason", s.failure_detail AS "failureDetail", api_time(s.platform_deleted_at) AS "platformDeletedAt",
+  s.scheduled_content AS "scheduledContent", s.first_comment AS "firstComment", s.settings AS "settings",
+  '[]'::json AS "attachmentMediaUrls", s.platform_post_id AS "platformPostId", s.release_url AS "releaseUrl",
+  s.retry_count AS "retryCount", api_time(s.last_attempt) AS "lastAttempt", s.thread_root_schedule_id AS "threadRootScheduleId",
+  s.thread_order AS "threadOrder", s.approval_status AS "approvalStatus", api_time(s.approval_requested_at) AS "approvalRequestedAt",
+  api_time(s.approval_completed_at) AS "approvalCompletedAt", api_time(s.created_at) AS "createdAt", api_time(s.updated_at) AS "updatedAt"`;
 
 /**
  * The posts `ids` of the workspace as the API shows them, in the order of `ids` (missing ones left out): one
@@ -127,29 +128,33 @@ export const scheduleFields = (db: Sql) => db`
 export async function loadPosts(db: Sql, workspaceId: string, ids: string[]): Promise<PostOutput[]> {
   if (ids.length === 0) return [];
   const rows = await db<{ post: string }[]>`
-    SELECT json_build_object(
-      'id', p.id, 'content', p.content, 'organizationId', p.organization_id, 'userId', p.user_id,
-      'originSourcePostId', p.origin_source_post_id, 'isEvergreen', p.is_evergreen, 'lastRecycledAt', api_time(p.last_recycled_at),
-      'tagIds', COALESCE(t.ids, '[]'), 'approvalStatus', p.approval_status, 'approvalRequestedAt', api_time(p.approval_requested_at),
-      'approvalCompletedAt', api_time(p.approval_completed_at), 'requiredApproverIds', to_json(p.required_approver_ids),
-      'canSchedule', COALESCE(p.approval_status NOT IN ('pending_review', 'rejected'), true),
-      'createdAt', api_time(p.created_at), 'updatedAt', api_time(p.updated_at),
-      'attachments', '[]'::json, 'collab', NULL, 'tags', COALESCE(t.list, '[]'), 'schedules', COALESCE(s.list, '[]'),
-      'user', CASE WHEN u.id IS NOT NULL THEN json_build_object('id', u.id, 'name', u.name, 'email', u.email) END
-    )::text AS post
+    SELECT row_to_json(api)::text AS post
     FROM unnest(${ids}::uuid[]) WITH ORDINALITY AS wanted (id, position)
     JOIN posts p ON p.id = wanted.id AND p.organization_id = ${workspaceId}
     LEFT JOIN users u ON u.id = p.user_id
-    LEFT JOIN LATERAL (
+    CROSS JOIN LATERAL (
       SELECT json_agg(t.id ORDER BY t.slug) AS ids, json_agg(json_build_object('id', t.id, 'name', t.name, 'slug', t.slug) ORDER BY t.slug) AS list
       FROM post_tags pt JOIN tags t ON t.id = pt.tag_id WHERE pt.post_id = p.id
-    ) t ON true
-    LEFT JOIN LATERAL (
-      SELECT json_agg(json_build_object(${scheduleFields(db)},
-        'integration', json_build_object('id', i.id, 'name', i.name, 'platform', i.platform, 'tokenStatus', i.token_status))
-        ORDER BY i.created_at, i.id, s.thread_order) AS list
-      FROM schedules s JOIN integrations i ON i.id = s.integration_id WHERE s.post_id = p.id
-    ) s ON true
+    ) t
+    CROSS JOIN LATERAL (
+      SELECT json_agg(schedule ORDER BY i.created_at, i.id, s.thread_order) AS list
+      FROM schedules s JOIN integrations i ON i.id = s.integration_id
+      CROSS JOIN LATERAL (
+        SELECT ${scheduleColumns(db)},
+          json_build_object('id', i.id, 'name', i.name, 'platform', i.platform, 'tokenStatus', i.token_status) AS "integration"
+      ) schedule
+      WHERE s.post_id = p.id
+    ) s
+    CROSS JOIN LATERAL (
+      SELECT p.id AS "id", p.content AS "content", p.organization_id AS "organizationId", p.user_id AS "userId",
+        p.origin_source_post_id AS "originSourcePostId", p.is_evergreen AS "isEvergreen", api_time(p.last_recycled_at) AS "lastRecycledAt",
+        COALESCE(t.ids, '[]') AS "tagIds", p.approval_status AS "approvalStatus", api_time(p.approval_requested_at) AS "approvalRequestedAt",
+        api_time(p.approval_completed_at) AS "approvalCompletedAt", p.required_approver_ids AS "requiredApproverIds",
+        COALESCE(p.approval_status NOT IN ('pending_review', 'rejected'), true) AS "canSchedule",
+        api_time(p.created_at) AS "createdAt", api_time(p.updated_at) AS "updatedAt",
+        '[]'::json AS "attachments", NULL::json AS "collab", COALESCE(t.list, '[]') AS "tags", COALESCE(s.list, '[]') AS "schedules",
+        CASE WHEN u.id IS NOT NULL THEN json_build_object('id', u.id, 'name', u.name, 'email', u.email) END AS "user"
+    ) api
     ORDER BY wanted.position`;
   return rows.map((row) => JSON.parse(row.post) as PostOutput);
 }

@@ -3,7 +3,7 @@ import type { PendingQuery, Row } from 'postgres';
 import type { Sql } from '../../src/db/index.js';
 import { timestamp, uuid } from '../../src/registry/fields.js';
 import { platform } from '../integrations/integration.js';
-import { Schedule, scheduleFields } from '../posts/post.js';
+import { Schedule, scheduleColumns } from '../posts/post.js';
 
 /** The post as the calendar shows it beside each schedule. */
 export const CalendarPost = z.object({
@@ -38,15 +38,16 @@ export interface CalendarRow {
 /** Schedules with what the calendar shows of their channel and post; `where` and `order` are fragments. */
 export function selectCalendar(db: Sql, workspaceId: string, where: PendingQuery<Row[]>, order: PendingQuery<Row[]>, limit: number) {
   return db<CalendarRow[]>`
-    SELECT s.id, to_char(s.scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at,
-      json_build_object(${scheduleFields(db)},
-        'integration', json_build_object('id', i.id, 'platform', i.platform, 'name', i.name, 'image', i.image),
-        'post', json_build_object('id', p.id, 'content', p.content, 'createdAt', api_time(p.created_at),
-          'attachmentCount', (SELECT count(*) FROM attachments a WHERE a.post_id = s.post_id), 'thumbnail', NULL)
-      )::text AS schedule
+    SELECT s.id, to_char(s.scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at, row_to_json(api)::text AS schedule
     FROM schedules s
     JOIN integrations i ON i.id = s.integration_id
     JOIN posts p ON p.id = s.post_id
+    CROSS JOIN LATERAL (
+      SELECT ${scheduleColumns(db)},
+        json_build_object('id', i.id, 'platform', i.platform, 'name', i.name, 'image', i.image) AS "integration",
+        json_build_object('id', p.id, 'content', p.content, 'createdAt', api_time(p.created_at),
+          'attachmentCount', (SELECT count(*) FROM attachments a WHERE a.post_id = s.post_id), 'thumbnail', NULL) AS "post"
+    ) api
     WHERE s.organization_id = ${workspaceId} AND ${where}
     ORDER BY ${order}
     LIMIT ${limit}`;
