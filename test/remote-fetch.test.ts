@@ -124,7 +124,6 @@ describe('fetchRemoteFile', () => {
     ['0.0.0.0', '0.0.0.0'],
     ['[::1]', '[::1]'],
     ['[::ffff:127.0.0.1]', '[::ffff:7f00:1]'],
-    ['[::127.0.0.1]', '[::7f00:1]'],
     ['[::]', '[::]'],
   ])('refuses %s before opening a socket; the loopback trap gets no connection', async (host, shown) => {
     let error: RemoteFetchError | undefined;
@@ -136,7 +135,20 @@ describe('fetchRemoteFile', () => {
     expect(trap.connections).toBe(0);
   });
 
-  it.each(['169.254.169.254', '10.0.0.1', '172.16.0.1', '192.168.1.1', '100.64.0.1', '224.0.0.1', '255.255.255.255', '[fe80::1]', '[fc00::1]', '[::ffff:10.0.0.1]', '[64:ff9b::a00:1]'])(
+  it.each([
+    '169.254.169.254',
+    '10.0.0.1',
+    '172.16.0.1',
+    '192.168.1.1',
+    '100.64.0.1',
+    '224.0.0.1',
+    '255.255.255.255',
+    '[fe80::1]',
+    '[fc00::1]',
+    '[::ffff:10.0.0.1]',
+    '[64:ff9b::a00:1]',
+    '[::127.0.0.1]', // IPv4-compatible: not loopback on Linux, and not public either
+  ])(
     'refuses %s before any connection is attempted',
     async (host) => {
       const sockets = await clientSocketsDuring(
@@ -147,9 +159,10 @@ describe('fetchRemoteFile', () => {
     },
   );
 
-  it('refuses a host name that resolves to loopback, inside the socket\'s own lookup: the trap gets no connection', async () => {
+  it('refuses a host name that resolves to loopback, over http and https, inside the socket\'s own lookup: the trap gets no connection', async () => {
     const error = await expectRefused(fetchRemoteFile(trapUrl('localhost'), { maxBytes: MAX_BYTES }), 'ADDRESS_NOT_PUBLIC');
     expect(error.message).toMatch(/^localhost \((127\.0\.0\.1|::1)\) is not a public internet address/);
+    await expectRefused(fetchRemoteFile(`https://localhost:${trap.port}/image.png`, { maxBytes: MAX_BYTES }), 'ADDRESS_NOT_PUBLIC');
     expect(trap.connections).toBe(0);
   });
 
