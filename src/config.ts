@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { parseAllowHost } from './media/remote.js';
 import { StartupError } from './startup.js';
 
 /** Everything the service reads from its environment, read once at start. */
@@ -24,6 +25,8 @@ export interface Config {
   publishStaleMs: number;
   /** How often a worker looks for such schedules. */
   publishRecoveryIntervalMs: number;
+  /** Hosts `POST /uploads/from-url` may fetch from although their address is not public (tests, self-hosting); none by default. */
+  mediaFetchAllowHosts: string[];
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -43,6 +46,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     blueskyServiceUrl: baseUrl(env, 'BLUESKY_SERVICE_URL', 'https://bsky.social'),
     publishStaleMs: integer(env, 'PUBLISH_STALE_MS', 5 * 60_000),
     publishRecoveryIntervalMs: integer(env, 'PUBLISH_RECOVERY_INTERVAL_MS', 60_000),
+    mediaFetchAllowHosts: hostList(env, 'MEDIA_FETCH_ALLOW_HOSTS'),
   };
 }
 
@@ -65,6 +69,19 @@ function baseUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new StartupError(`${name} must be an http(s) URL, got "${raw}"`);
   return raw.replace(/\/+$/, '');
+}
+
+/** Comma-separated `host` or `host:port` entries (src/media/remote.ts). */
+function hostList(env: NodeJS.ProcessEnv, name: string): string[] {
+  const entries = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  for (const entry of entries) {
+    try {
+      parseAllowHost(entry);
+    } catch {
+      throw new StartupError(`${name} must list hosts as host or host:port, separated by commas; got "${entry}"`);
+    }
+  }
+  return entries;
 }
 
 function logLevel(raw: string): LogLevel {
