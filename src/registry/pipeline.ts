@@ -52,7 +52,11 @@ export class Pipeline {
 
   /** Every call counts against its bucket, whatever it asks (an unknown path too); over the limit nothing runs. */
   private async limited(principal: Principal, surface: Call['surface'], operation: Operation | undefined, execute: () => Promise<Outcome>) {
-    const admission = await this.limiter.admit(principal);
+    // Open when the window cannot be opened (the database is out of reach): the call itself will say what failed.
+    const admission = await this.limiter.admit(principal).catch((error: unknown) => {
+      this.app.logger.warn('rate limit window could not be opened; the call is not limited', { error });
+      return undefined;
+    });
     const outcome = admission && !admission.admitted ? failure('RATE_LIMITED', rateLimitedMessage(admission.state)) : await execute();
     this.account(principal, surface, operation, outcome.status);
     return admission ? { ...outcome, rateLimit: admission.state } : outcome;
