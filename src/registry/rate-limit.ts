@@ -68,9 +68,10 @@ interface WindowRow {
  * Each process counts locally and, every FLUSH_MS, adds its counts to `rate_limit_windows` in one statement
  * that also returns every process's totals; a request is admitted against the last known total plus what
  * this process admitted since. Only the first request of a window in a process waits for the database (to
- * open or join the window). Accuracy: a process cannot see what others admitted since their last flush, so
- * across P processes a window admits at most the limit plus what the other P-1 processes admit in one flush
- * interval and its round trip; one process alone never admits more than the limit.
+ * open or join the window). Accuracy: one process alone never admits more than the limit; across P processes,
+ * a process learns another's admissions at its own next flush after the other's, so a window admits at most
+ * the limit plus what the other P-1 processes receive in about two flush intervals (and round trips) once it
+ * is reached, and never more than P times the limit. A refusal is never premature.
  */
 export class RateLimiter {
   private readonly windows = new Map<string, Window>();
