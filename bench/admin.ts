@@ -36,12 +36,12 @@ export function bootstrap(env: NodeJS.ProcessEnv, plan?: string): Promise<Worksp
   return adminJson<Workspace>(env, ['bootstrap', '--json', ...(plan ? ['--plan', plan] : [])]);
 }
 
-/** Creates (or changes) a plan whose rate limit and monthly quotas are `allowance` on every platform. */
-export async function defineGenerousPlan(env: NodeJS.ProcessEnv, name: string, allowance: number): Promise<void> {
+/** Creates (or changes) a plan whose monthly quotas (and rate limit, unless given) are `allowance` on every platform. */
+export async function defineGenerousPlan(env: NodeJS.ProcessEnv, name: string, allowance: number, rateLimit = allowance): Promise<void> {
   await admin(env, [
     'define-plan',
     '--plan', name,
-    '--rate-limit', String(allowance),
+    '--rate-limit', String(rateLimit),
     '--storage-bytes', String(allowance),
     '--quota', `BLUESKY=${allowance}`,
     '--quota', `LINKEDIN=${allowance}`,

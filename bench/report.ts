@@ -3,6 +3,7 @@ import { cpus } from 'node:os';
 import type { LoadResult } from './load.js';
 import type { Options } from './options.js';
 import type { Scenario, ScenarioId } from './scenarios.js';
+import type { BurstFigures, SoakFigures } from './soak.js';
 
 export interface Run extends LoadResult {
   /** Resident memory of the answering process right after this run. */
@@ -43,7 +44,11 @@ export interface Report {
   calendar: CalendarFigures;
   scenarios: ScenarioFigures[];
   ratios: Ratio[];
-  /** Whether any scenario saw a wrong status, a 5xx, a tool error or a connection error. */
+  /** Keys at their rate limits for a few minutes (bench/soak.ts). */
+  soak: SoakFigures;
+  /** Parallel creates under one Idempotency-Key. */
+  idempotencyBurst: BurstFigures;
+  /** Whether any scenario saw a wrong status, a 5xx, a tool error or a connection error, or the soak or the burst a problem. */
   errors: boolean;
   serviceStoppedCleanly: boolean;
 }
@@ -116,6 +121,7 @@ export function buildReport(
   tags: number,
   calendar: CalendarFigures,
   scenarios: ScenarioFigures[],
+  soaked: { soak: SoakFigures; burst: BurstFigures },
   serviceStoppedCleanly: boolean,
 ): Report {
   return {
@@ -128,7 +134,9 @@ export function buildReport(
     calendar,
     scenarios,
     ratios: ratiosOf(scenarios),
-    errors: scenarios.some(hasErrors),
+    soak: soaked.soak,
+    idempotencyBurst: soaked.burst,
+    errors: scenarios.some(hasErrors) || soaked.soak.problems.length > 0 || soaked.burst.problems.length > 0,
     serviceStoppedCleanly,
   };
 }
@@ -165,6 +173,39 @@ export function renderMarkdown(report: Report): string {
     '| Ratio | Value | Target | Met |',
     '|---|--:|--:|---|',
     ...report.ratios.map((r) => row([r.description, fixed(r.value, 2), `${r.comparison === '>=' ? '≥' : '≤'} ${r.target}`, r.met ? 'yes' : 'no'])),
+    '',
+    ...renderSoak(report.soak, report.idempotencyBurst),
   ];
   return lines.join('\n');
+}
+
+function renderSoak(soak: SoakFigures, burst: BurstFigures): string[] {
+  const { writes } = soak;
+  return [
+    `Soak: ${soak.keys} keys, each of its own workspace on a plan of ${soak.limitPerMinute} requests a minute, one request at a time, ` +
+      `spending the limit in the first half of each window, for ${soak.seconds} s: ${soak.requests} requests.`,
+    '',
+    '| Request | sent | succeeded | RATE_LIMITED |',
+    '|---|--:|--:|--:|',
+    ...Object.entries(soak.byKind).map(([kind, tally]) => row([kind, tally.sent, tally.admitted, tally.limited])),
+    '',
+    '| Check | Value |',
+    '|---|--:|',
+    row(['5xx answers', soak.status5xx]),
+    row(['requests without an answer (writes retried with their Idempotency-Key)', soak.connectionErrors]),
+    row(['answers neither a success nor RATE_LIMITED', soak.unexpectedAnswers]),
+    row(['RATE_LIMITED before the window\'s limit was spent', soak.early429s]),
+    row(['admitted after the window\'s limit was spent', soak.overLimit]),
+    row(['answers whose RateLimit count skipped or repeated', soak.countMismatches]),
+    row(['answers without the RateLimit headers', soak.missingHeaders]),
+    row(['creates answered 201 / posts in the database', `${writes.createsSucceeded} / ${writes.postsInDatabase}`]),
+    row(['post ids answered twice', writes.duplicatePostIds]),
+    row(['rescheduled schedules not holding their last successful time', `${writes.reschedulesMismatched} of ${writes.reschedulesChecked}`]),
+    row(['service RSS MiB, start → end', `${fixed(soak.rssMb.start, 0)} → ${fixed(soak.rssMb.end, 0)}`]),
+    '',
+    `Idempotency: ${burst.requests} parallel POST /posts with one Idempotency-Key and one body: ${burst.postsCreated} post created; ` +
+      `answers ${Object.entries(burst.statuses).map(([status, count]) => `${count} × ${status}`).join(', ')}; ` +
+      `the 201s ${burst.sameAnswers ? 'all the same answer' : 'differ'}.`,
+    ...(soak.problems.length + burst.problems.length ? ['', `Problems: ${[...soak.problems, ...burst.problems].join('; ')}.`] : []),
+  ];
 }

@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- --quick]`: the service's request pipeline against a bare Express app serving the same
- * bytes, over REST and MCP; creates; and a calendar page at the start and at the end of a million schedules.
+ * bytes, over REST and MCP; creates; a calendar page at the start and at the end of a million schedules; and a
+ * soak of several keys at their rate limits, with 20 parallel creates under one Idempotency-Key (bench/soak.ts).
  * Starts the service as `npm start` does (embedded Postgres in a temporary DATA_DIR, or DATABASE_URL when set),
  * makes its workspaces through the admin command and REST (bench/fixture.ts) and the big calendar with SQL
  * (bench/calendar.ts), then times each scenario with autocannon in a child process. Prints a markdown table and
@@ -17,6 +18,7 @@ import { rssMb } from './procs.js';
 import { buildReport, figuresOf, hasErrors, renderMarkdown, type Run, type ScenarioFigures } from './report.js';
 import { checkScenario, fetchBytes, POSTS_PATH, scenarios, SCHEDULES_PATH, USERS_ME_PATH } from './scenarios.js';
 import { startService, type RunningService } from './service.js';
+import { runSoak, type BurstFigures, type SoakFigures } from './soak.js';
 
 const TAGS = 50;
 /** How far ahead the timed creates schedule their posts: SCHEDULED_TIME refuses a time in the past. */
@@ -114,8 +116,11 @@ async function main(): Promise<number> {
 
   let calendar: Calendar;
   let figures: ScenarioFigures[];
+  let soaked: { soak: SoakFigures; burst: BurstFigures };
   try {
     ({ calendar, figures } = await measureAll(options, service));
+    // After the timed scenarios, so its load does not disturb them; on the same service, in the same run.
+    soaked = await runSoak(service, options.soakSeconds, progress);
   } catch (error) {
     progress(`failed: ${(error as Error).message}\n--- service stderr (tail) ---\n${service.stderrTail()}`);
     return 1;
@@ -125,7 +130,7 @@ async function main(): Promise<number> {
   if (!stoppedCleanly) progress('warning: the service did not stop cleanly on SIGTERM');
 
   const { schedules, posts, insertSeconds, analyzeSeconds } = calendar;
-  const report = buildReport(options, TAGS, { schedules, posts, insertSeconds, analyzeSeconds }, figures, stoppedCleanly);
+  const report = buildReport(options, TAGS, { schedules, posts, insertSeconds, analyzeSeconds }, figures, soaked, stoppedCleanly);
   console.log(renderMarkdown(report));
   const file = options.quick ? 'bench/.tmp/results-quick.json' : 'bench/results.json';
   const url = new URL(`../${file}`, import.meta.url);
@@ -134,6 +139,7 @@ async function main(): Promise<number> {
   progress(`results written to ${file}`);
 
   for (const scenario of figures.filter(hasErrors)) progress(`errors in "${scenario.title}": ${JSON.stringify(scenario.errors)}`);
+  for (const problem of [...soaked.soak.problems, ...soaked.burst.problems]) progress(`soak: ${problem}`);
   if (report.errors) progress(`--- service stderr (tail) ---\n${service.stderrTail()}`);
   return report.errors ? 1 : 0;
 }

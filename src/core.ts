@@ -9,6 +9,7 @@ import { waitForDatabase } from './db/wait.js';
 import type { Logger } from './logger.js';
 import type { AppContext } from './registry/context.js';
 import { Pipeline, type Outcome } from './registry/pipeline.js';
+import { RateLimiter } from './registry/rate-limit.js';
 import { loadEncryptionKey, secretsFrom, type Secrets } from './secrets.js';
 import { UsageRecorder } from './usage.js';
 import { installWorkerSchema } from './worker/index.js';
@@ -58,7 +59,8 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
   }
   const app: AppContext = { config, db, logger, secrets, publicUrl: config.publicUrl ?? `http://${config.host}:${config.port}` };
   const usage = new UsageRecorder(db, logger, config.usageFlushMs);
-  const pipeline = new Pipeline(app, usage);
+  const limiter = new RateLimiter(db, logger);
+  const pipeline = new Pipeline(app, usage, limiter);
   return {
     app,
     db,
@@ -74,7 +76,7 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
         input: { kind: 'arguments', value: args },
       }),
     async close() {
-      await usage.close();
+      await Promise.all([usage.close(), limiter.close()]);
       await db.end({ timeout: 5 });
       await database.stop();
     },

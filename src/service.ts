@@ -57,7 +57,7 @@ async function serveHttp(core: Core, config: Config): Promise<Server> {
     operations: core.operations,
     pipeline: core.pipeline,
     openApiJson: JSON.stringify(openApiDocument(core.operations, VERSION)),
-    mcp: await connectMcpOverHttp(mcpServer, core.app.logger),
+    mcp: await connectMcpOverHttp(mcpServer, core.app.logger, (principal) => core.pipeline.rateLimitOf(principal)),
     pages: connectPages(core.app),
   });
   return new Promise((resolve, reject) => {

@@ -6,6 +6,7 @@ import { connectMcpOverHttp, principalOfHttpCall } from '../src/mcp/http.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { defineOperation } from '../src/registry/operation.js';
 import { Pipeline } from '../src/registry/pipeline.js';
+import { RateLimiter } from '../src/registry/rate-limit.js';
 import { UsageRecorder } from '../src/usage.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';
 
@@ -72,14 +73,14 @@ beforeAll(async () => {
   service = await startTestService();
   ws = await service.workspace();
   const { db } = service.service.core;
-  const pipeline = new Pipeline({ ...service.service.core.app, db, logger }, new UsageRecorder(db, logger, 50));
+  const pipeline = new Pipeline({ ...service.service.core.app, db, logger }, new UsageRecorder(db, logger, 50), new RateLimiter(db, logger));
   const app = createHttpApp({
     authenticateKey: service.service.core.authenticate,
     logger,
     operations,
     pipeline,
     openApiJson: '{}',
-    mcp: await connectMcpOverHttp(createMcpServer(operations, pipeline, principalOfHttpCall), logger),
+    mcp: await connectMcpOverHttp(createMcpServer(operations, pipeline, principalOfHttpCall), logger, (principal) => pipeline.rateLimitOf(principal)),
   });
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));

@@ -331,7 +331,7 @@ describe('subscription and quota', () => {
 
   it('holds under concurrency: with one post left, 20 parallel creates give exactly one success', async () => {
     const db = service.service.core.db;
-    await definePlan(db, { name: 'one-left', rateLimitPerMinute: 10, storageBytes: 0, monthlyPostQuotas: { BLUESKY: 100, LINKEDIN: 3 } });
+    await definePlan(db, { name: 'one-left', rateLimitPerMinute: 100, storageBytes: 0, monthlyPostQuotas: { BLUESKY: 100, LINKEDIN: 3 } });
     const { ws, pro } = await workspaceWithChannels();
     await setWorkspacePlan(db, ws.workspaceId, 'one-left');
     expect((await create(ws, { rows: [{ content: '1' }, { content: '2' }], shared: { selectedIntegrations: [pro] }, postAction: 'PUBLISH_NOW' })).status).toBe(201);

@@ -4,6 +4,7 @@ import { createGeneratorSync, type JsonSchema } from 'json-schema-faker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { operations } from '../operations/index.js';
+import { definePlan } from '../src/plans.js';
 import { statusOf, type ErrorCode } from '../src/registry/errors.js';
 import type { Operation } from '../src/registry/operation.js';
 import { call, startTestService, type Answer, type TestService, type Workspace } from './support/service.js';
@@ -27,7 +28,9 @@ const ids: string[] = [];
 beforeAll(async () => {
   // Usage is written only at shutdown here, so reads of it answer the same over both surfaces.
   service = await startTestService({ usageFlushMs: 3_600_000 });
-  ws = await service.workspace();
+  // The free plan's numbers, but a rate limit these hundreds of calls a minute cannot reach (test/rate-limits.test.ts tests that).
+  await definePlan(service.service.core.db, { name: 'properties', rateLimitPerMinute: 1_000_000, storageBytes: 1_073_741_824, monthlyPostQuotas: { BLUESKY: 100, LINKEDIN: 20 } });
+  ws = await service.workspace({ plan: 'properties' });
   const other = await service.workspace();
   for (const name of ['Launch', 'Été', 'Research']) ids.push((await ws.admin('createTag', { name })).id);
   ids.push((await other.admin('createTag', { name: 'Foreign' })).id, randomUUID());

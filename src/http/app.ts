@@ -9,6 +9,7 @@ import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE, statusOf, type ErrorCode } from '.
 import type { Operation } from '../registry/operation.js';
 import type { Outcome, Pipeline } from '../registry/pipeline.js';
 import type { Surface } from '../usage.js';
+import { retryAfterSeconds, setRateLimitHeaders } from './rate-limit-headers.js';
 
 export interface HttpDependencies {
   authenticateKey: Authenticate;
@@ -85,15 +86,17 @@ export function createHttpApp({ authenticateKey, logger, operations, pipeline, o
 
   if (pages) app.use(pages);
   app.use((_req: Request, res: Response) => sendError(res, 'NOT_FOUND', NOT_FOUND_MESSAGE));
-  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+  app.use(async (error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const refusal = requestRefusal(error);
     const principal = res.locals.principal as Principal | undefined;
     const surface = res.locals.surface as Surface | undefined;
     if (refusal && principal && surface) {
       // Answered (and counted) as the pipeline answers everything else, in the surface's own shape.
-      const outcome = pipeline.refuse(principal, surface, refusal.code, refusal.message);
+      const outcome = await pipeline.refuse(principal, surface, refusal.code, refusal.message);
       if (surface === 'api') return send(res, outcome);
-      return void res.status(outcome.status).json({ jsonrpc: '2.0', error: { code: -32700, message: refusal.message }, id: null });
+      setRateLimitHeaders(res, outcome.rateLimit);
+      const { code, message } = outcome.body as { code: ErrorCode; message: string };
+      return void res.status(outcome.status).json({ jsonrpc: '2.0', error: { code: code === 'RATE_LIMITED' ? -32000 : -32700, message }, id: null });
     }
     if (refusal) return sendError(res, refusal.code, refusal.message);
     logger.error('request failed', { method: req.method, path: req.path, error });
@@ -129,6 +132,8 @@ export function answerClientErrors(server: Server) {
 }
 
 function send(res: Response, outcome: Outcome) {
+  setRateLimitHeaders(res, outcome.rateLimit);
+  if (outcome.rateLimit && !outcome.ok && outcome.body.code === 'RATE_LIMITED') res.set('Retry-After', retryAfterSeconds(outcome.rateLimit));
   res.status(outcome.status).json(outcome.body);
 }
 

@@ -62,6 +62,7 @@ function describeOperation(operation: Operation): ZodOpenApiOperationObject {
     responses: {
       [operation.status]: {
         description: operation.status === 201 ? 'Created' : 'OK',
+        headers: headersOf(operation.status),
         content: { 'application/json': { schema: operation.output } },
       },
       ...errorResponses(declaredErrors(operation)),
@@ -81,6 +82,7 @@ function errorResponses(codes: ErrorCode[]) {
       String(status),
       {
         description: statusCodes.map((code) => `\`${code}\`: ${errorCatalogue[code].description}`).join(' '),
+        ...(headersOf(status) && { headers: headersOf(status) }),
         content: {
           'application/json': {
             schema: z.object({ code: z.enum(statusCodes as [ErrorCode, ...ErrorCode[]]), message: z.string() }),
@@ -89,4 +91,27 @@ function errorResponses(codes: ErrorCode[]) {
       },
     ]),
   );
+}
+
+/** The rate-limit headers (src/http/rate-limit-headers.ts), declared once as components. */
+const rateLimitHeaders = {
+  'RateLimit-Policy': z.string().meta({
+    id: 'RateLimitPolicy',
+    description:
+      'The rate-limit policy of the caller\'s bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, ' +
+      '`browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace\'s plan.',
+    example: '"programmatic";q=300;w=60',
+  }),
+  RateLimit: z.string().meta({
+    id: 'RateLimit',
+    description: 'What is left of the policy\'s quota after this request: `r` requests, for the next `t` seconds (then the window starts anew).',
+    example: '"programmatic";r=299;t=60',
+  }),
+};
+const retryAfter = z.string().meta({ id: 'RetryAfter', description: 'Seconds until the window starts anew.', example: '17' });
+
+/** Every answer to a call with a valid key carries them: all but a 401 (no valid key) and a 431 (refused before the key is read). */
+function headersOf(status: number) {
+  if (status === 401 || status === 431) return undefined;
+  return z.object({ ...rateLimitHeaders, ...(status === 429 && { 'Retry-After': retryAfter }) });
 }

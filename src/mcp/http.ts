@@ -10,8 +10,10 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Request, Response } from 'express';
+import { setRateLimitHeaders } from '../http/rate-limit-headers.js';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
+import type { RateLimitState } from '../registry/rate-limit.js';
 import { invalidParams, type PrincipalOf } from './server.js';
 
 type Reply = (message: JSONRPCMessage | undefined) => void;
@@ -104,8 +106,12 @@ export const principalOfHttpCall: PrincipalOf = async (authInfo) => (authInfo?.e
 const rpcError = (res: Response, status: number, code: number, message: string) =>
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 
-/** The Express handler for POST /mcp; authentication has already put the principal in `res.locals`. */
-export async function connectMcpOverHttp(server: Server, logger: Logger) {
+/**
+ * The Express handler for POST /mcp; authentication has already put the principal in `res.locals`. Tool calls
+ * count against the rate limit (in the pipeline); the answer carries the RateLimit headers of the caller's
+ * bucket as it stands after them (`rateLimitOf`).
+ */
+export async function connectMcpOverHttp(server: Server, logger: Logger, rateLimitOf: (principal: Principal) => RateLimitState | undefined) {
   const transport = new RequestTransport();
   server.onerror = (error) => logger.warn('MCP server error', { error });
   await server.connect(transport);
@@ -125,10 +131,12 @@ export async function connectMcpOverHttp(server: Server, logger: Logger) {
       return rpcError(res, 400, -32600, 'Invalid request: the body must be a JSON-RPC 2.0 message (or a batch of them) as MCP defines it');
     }
     if (!uniqueIds(messages)) return rpcError(res, 400, -32600, 'Invalid request: request ids must be unique within a batch');
-    const { answers: pending, abandon } = transport.exchange(messages, res.locals.principal as Principal);
+    const principal = res.locals.principal as Principal;
+    const { answers: pending, abandon } = transport.exchange(messages, principal);
     res.once('close', abandon);
     const answers = await pending;
     if (res.destroyed) return;
+    setRateLimitHeaders(res, rateLimitOf(principal));
     if (answers.length === 0) return res.status(202).end();
     return res.json(batch ? answers : answers[0]);
   };

@@ -26,6 +26,12 @@ export const errorCatalogue = {
   },
   PAYLOAD_TOO_LARGE: { status: 413, description: 'The request body is larger than the service accepts.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The request body is not application/json.' },
+  RATE_LIMITED: {
+    status: 429,
+    description:
+      'The workspace\'s plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and ' +
+      'the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left.',
+  },
   REQUEST_HEADERS_TOO_LARGE: {
     status: 431,
     description: 'The request line (with its query string) and headers together exceed 16 KiB; nothing was done.',

@@ -96,12 +96,12 @@ export function defineOperation<
 
 /**
  * The codes any call of `operation` can answer: its own, plus the pipeline's and the HTTP edge's
- * (authentication, headers too large, input that is unreadable or invalid, an unexpected failure). Both the
+ * (authentication, the rate limit, headers too large, input that is unreadable or invalid, an unexpected failure). Both the
  * OpenAPI document and the tool descriptions use it.
  */
 export function declaredErrors(operation: Operation): ErrorCode[] {
   // Every operation can meet VALIDATION_ERROR: MCP refuses arguments its tool does not declare, even where none are.
-  const codes = new Set<ErrorCode>(['UNAUTHORIZED', 'REQUEST_HEADERS_TOO_LARGE', 'VALIDATION_ERROR', ...operation.errors, 'INTERNAL']);
+  const codes = new Set<ErrorCode>(['UNAUTHORIZED', 'RATE_LIMITED', 'REQUEST_HEADERS_TOO_LARGE', 'VALIDATION_ERROR', ...operation.errors, 'INTERNAL']);
   if (operation.readsBody) for (const code of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
   if (operation.idempotent) for (const code of ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_PROGRESS'] as const) codes.add(code);
   return [...codes];

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { UsageRecorder, Surface } from '../usage.js';
 import type { AppContext, Principal } from './context.js';
 import { claim, idempotencyKey } from './idempotency.js';
+import { rateLimitedMessage, type RateLimiter, type RateLimitState } from './rate-limit.js';
 import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE, OperationError, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
 import type { Operation } from './operation.js';
 
@@ -18,30 +19,47 @@ export interface Call {
   input: RawInput;
 }
 
-export type Outcome = { ok: true; status: number; body: unknown } | { ok: false; status: number; body: ErrorBody };
+export type Outcome = ({ ok: true; status: number; body: unknown } | { ok: false; status: number; body: ErrorBody }) & {
+  /** The caller's rate-limit bucket after this call, for the RateLimit headers; absent for the admin command. */
+  rateLimit?: RateLimitState;
+};
 
 /**
- * The one path every call takes, whatever surface it came in by: visibility, validation, handler, output
- * check, error mapping and usage accounting. Authentication happens before (it decides the principal), so
+ * The one path every call takes, whatever surface it came in by: the rate limit, visibility, validation,
+ * handler, output check, error mapping and usage accounting. Authentication happens before (it decides the principal), so
  * that a call without a valid key learns nothing, not even whether the path exists.
  */
 export class Pipeline {
   constructor(
     private readonly app: AppContext,
     private readonly usage: UsageRecorder,
+    private readonly limiter: RateLimiter,
   ) {}
 
   async run(call: Call): Promise<Outcome> {
-    const outcome = await this.execute(call);
-    this.account(call.principal, call.surface, call.operation, outcome.status);
-    return outcome;
+    return this.limited(call.principal, call.surface, call.operation, () => this.execute(call));
   }
 
   /** Answers a call refused before it reached an operation (an unreadable body), and counts it. */
-  refuse(principal: Principal, surface: Surface, code: ErrorCode, message: string): Outcome {
-    const outcome = failure(code, message);
-    this.account(principal, surface, undefined, outcome.status);
-    return outcome;
+  refuse(principal: Principal, surface: Surface, code: ErrorCode, message: string): Promise<Outcome> {
+    return this.limited(principal, surface, undefined, async () => failure(code, message));
+  }
+
+  /** The caller's rate-limit bucket as this process knows it, without counting a call (for MCP's HTTP answer). */
+  rateLimitOf(principal: Principal): RateLimitState | undefined {
+    return this.limiter.peek(principal);
+  }
+
+  /** Every call counts against its bucket, whatever it asks (an unknown path too); over the limit nothing runs. */
+  private async limited(principal: Principal, surface: Call['surface'], operation: Operation | undefined, execute: () => Promise<Outcome>) {
+    // Open when the window cannot be opened (the database is out of reach): the call itself will say what failed.
+    const admission = await this.limiter.admit(principal).catch((error: unknown) => {
+      this.app.logger.warn('rate limit window could not be opened; the call is not limited', { error });
+      return undefined;
+    });
+    const outcome = admission && !admission.admitted ? failure('RATE_LIMITED', rateLimitedMessage(admission.state)) : await execute();
+    this.account(principal, surface, operation, outcome.status);
+    return admission ? { ...outcome, rateLimit: admission.state } : outcome;
   }
 
   private async execute({ operation, principal, input }: Call): Promise<Outcome> {

@@ -1,0 +1,198 @@
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../src/net.js';
+import type { Principal } from '../src/registry/context.js';
+import { admin, run, stop, waitFor, type Running } from './support/processes.js';
+import { call, eventually, freshDatabase, startTestService, type Answer, type TestService } from './support/service.js';
+
+/**
+ * Rate limits per plan, in the one pipeline: the headers on every keyed answer, 429 RATE_LIMITED over REST
+ * and a tool error over MCP, the programmatic and browser buckets apart, the admin command not limited, and
+ * one limit shared by two `npm run api` processes on one database. Plans with small limits are made with the
+ * admin command, as an operator would. A window opens at a workspace's first request, so each test has a
+ * fresh workspace and its whole minute ahead of it.
+ */
+
+let service: TestService;
+let sql: postgres.Sql;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  service = await startTestService();
+  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {} });
+  env = { DATABASE_URL: service.databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  for (const [plan, limit] of [['tiny', 3], ['small', 5]] as const) {
+    expect((await admin(['define-plan', '--plan', plan, '--rate-limit', String(limit), '--storage-bytes', '1000'], env)).code).toBe(0);
+  }
+}, 120_000);
+afterAll(async () => {
+  await sql?.end();
+  await service?.stop();
+});
+
+const usersMe = (key: string) => call(`${service.api}/users/me`, { key });
+const mcpCall = (key: string, name = 'getCurrentUser') =>
+  call(`${service.base}/mcp`, { method: 'POST', key, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } } });
+
+/** The draft-09 structured fields: `"bucket";q=N;w=60` and `"bucket";r=N;t=N`. */
+function rateLimitOf(answer: Answer) {
+  const policy = /^"(\w+)";q=(\d+);w=(\d+)$/.exec(answer.headers.get('ratelimit-policy') ?? '');
+  const current = /^"(\w+)";r=(\d+);t=(\d+)$/.exec(answer.headers.get('ratelimit') ?? '');
+  if (!policy || !current) return undefined;
+  return { policy: policy[1], quota: Number(policy[2]), window: Number(policy[3]), name: current[1], remaining: Number(current[2]), reset: Number(current[3]) };
+}
+
+describe('rate limits', () => {
+  it('over REST: every keyed answer under /api/v1 carries the RateLimit headers; past the limit, 429 RATE_LIMITED with Retry-After', async () => {
+    const ws = await service.workspace({ plan: 'small' });
+    const answers = [
+      await usersMe(ws.apiKey),
+      await call(`${service.api}/no-such-thing`, { key: ws.apiKey }),
+      await call(`${service.api}/posts`, { method: 'POST', key: ws.apiKey, raw: '{not json' }),
+      await usersMe(ws.apiKey),
+      await usersMe(ws.apiKey),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([200, 404, 400, 200, 200]);
+    for (const [index, answer] of answers.entries()) {
+      const limit = rateLimitOf(answer)!;
+      expect(limit).toMatchObject({ policy: 'programmatic', quota: 5, window: 60, name: 'programmatic', remaining: 4 - index });
+      expect(limit.reset).toBeGreaterThan(0);
+      expect(limit.reset).toBeLessThanOrEqual(60);
+    }
+
+    const refused = await usersMe(ws.apiKey);
+    expect(refused.status).toBe(429);
+    expect(refused.json.code).toBe('RATE_LIMITED');
+    expect(refused.json.message).toMatch(/plan "small" allows 5 API, MCP and command-line requests a minute/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    expect(rateLimitOf(refused)).toMatchObject({ quota: 5, remaining: 0 });
+    // A refused request does nothing, writes included.
+    const create = await call(`${service.api}/posts`, { method: 'POST', key: ws.apiKey, body: { rows: [{ content: 'Over the limit' }], postAction: 'DRAFT' } });
+    expect(create.status).toBe(429);
+    expect((await sql`SELECT 1 FROM posts WHERE content = 'Over the limit'`).length).toBe(0);
+
+    // No key, no headers: nothing is revealed about any workspace.
+    const anonymous = await call(`${service.api}/users/me`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('ratelimit')).toBeNull();
+  });
+
+  it('over MCP: tool calls count in the same bucket as REST; past the limit a tool error RATE_LIMITED, and the HTTP answer carries the headers', async () => {
+    const ws = await service.workspace({ plan: 'tiny' });
+    expect((await usersMe(ws.apiKey)).status).toBe(200);
+    const answers = [await mcpCall(ws.apiKey), await mcpCall(ws.apiKey)];
+    for (const [index, answer] of answers.entries()) {
+      expect(answer.json.result.isError).toBeUndefined();
+      expect(rateLimitOf(answer)).toMatchObject({ policy: 'programmatic', quota: 3, remaining: 1 - index });
+    }
+    const refused = await mcpCall(ws.apiKey);
+    expect(refused.status).toBe(200);
+    expect(refused.json.result.isError).toBe(true);
+    const body = JSON.parse(refused.json.result.content[0].text);
+    expect(body.code).toBe('RATE_LIMITED');
+    expect(body.message).toMatch(/plan "tiny" allows 3 API, MCP and command-line requests a minute, and they are spent; try again in \d+ s/);
+    expect(rateLimitOf(refused)).toMatchObject({ quota: 3, remaining: 0 });
+    // And REST is refused too: one bucket for both.
+    expect((await usersMe(ws.apiKey)).json.code).toBe('RATE_LIMITED');
+  });
+
+  it('counts browser sessions in a bucket of their own: spending one leaves the other whole', async () => {
+    const pipeline = service.service.core.pipeline;
+    const getCurrentUser = service.service.core.operations.find((operation) => operation.id === 'getCurrentUser');
+    const ws = await service.workspace({ plan: 'tiny' });
+    const session: Principal = { kind: 'session', userId: ws.userId, workspaceId: ws.workspaceId };
+    const asSession = () => pipeline.run({ operation: getCurrentUser, principal: session, surface: 'api', input: { kind: 'arguments', value: {} } });
+
+    for (let i = 0; i < 3; i++) expect((await usersMe(ws.apiKey)).status).toBe(200);
+    expect((await usersMe(ws.apiKey)).status).toBe(429);
+    const inBrowser = [await asSession(), await asSession(), await asSession()];
+    expect(inBrowser.map((outcome) => [outcome.status, outcome.rateLimit?.bucket, outcome.rateLimit?.remaining])).toEqual([
+      [200, 'browser', 2],
+      [200, 'browser', 1],
+      [200, 'browser', 0],
+    ]);
+    const refused = await asSession();
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'RATE_LIMITED', message: expect.stringMatching(/3 browser requests a minute/) });
+
+    // The other way round, in a fresh workspace: the browser bucket spent, keys still answered.
+    const other = await service.workspace({ plan: 'tiny' });
+    const otherSession: Principal = { kind: 'session', userId: other.userId, workspaceId: other.workspaceId };
+    for (let i = 0; i < 4; i++) await pipeline.run({ operation: getCurrentUser, principal: otherSession, surface: 'api', input: { kind: 'arguments', value: {} } });
+    const keyed = await usersMe(other.apiKey);
+    expect(keyed.status).toBe(200);
+    expect(rateLimitOf(keyed)).toMatchObject({ policy: 'programmatic', remaining: 2 });
+  });
+
+  it('does not limit the admin command', async () => {
+    const ws = await service.workspace({ plan: 'tiny' });
+    for (let i = 0; i < 3; i++) await usersMe(ws.apiKey);
+    expect((await usersMe(ws.apiKey)).status).toBe(429);
+    for (let i = 0; i < 5; i++) {
+      const outcome = await service.service.core.runAs(ws, 'getCurrentUser', {});
+      expect(outcome.status).toBe(200);
+      expect(outcome.rateLimit).toBeUndefined();
+    }
+    const command = await admin(['create-tag', '--workspace', ws.workspaceId, '--name', 'Made by the operator'], env);
+    expect(command.code).toBe(0);
+    expect(command.json.name).toBe('Made by the operator');
+  });
+
+  it('applies a plan change to a window already open', async () => {
+    const ws = await service.workspace({ plan: 'tiny' });
+    for (let i = 0; i < 3; i++) await usersMe(ws.apiKey);
+    expect((await usersMe(ws.apiKey)).status).toBe(429);
+    expect((await admin(['set-plan', '--workspace', ws.workspaceId, '--plan', 'small'], env)).code).toBe(0);
+    // Refused requests are not counted, so asking until the new limit shows costs nothing.
+    const admitted = await eventually(() => usersMe(ws.apiKey), (answer) => answer.status === 200);
+    expect(rateLimitOf(admitted)).toMatchObject({ quota: 5, remaining: 1 });
+  });
+});
+
+describe('two API processes on one database', () => {
+  const started: Running[] = [];
+  afterAll(async () => {
+    for (const running of started) await stop(running);
+  });
+
+  it('share one limit: each admits against what the other has counted', async () => {
+    const databaseUrl = await freshDatabase();
+    const processEnv = { DATABASE_URL: databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64'), HOST: '127.0.0.1' };
+    const [portA, portB] = [await freePort(), await freePort()];
+    const a = run(['run', 'api'], { ...processEnv, PORT: String(portA) });
+    started.push(a);
+    await waitFor(a, /API and MCP running/, 90_000);
+    const b = run(['run', 'api'], { ...processEnv, PORT: String(portB) });
+    started.push(b);
+    await waitFor(b, /API and MCP running/, 90_000);
+
+    expect((await admin(['define-plan', '--plan', 'shared', '--rate-limit', '10', '--storage-bytes', '1000'], processEnv)).code).toBe(0);
+    const { json: ws } = await admin(['bootstrap', '--json', '--plan', 'shared'], processEnv);
+    const db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      const at = (port: number) => call(`http://127.0.0.1:${port}/api/v1/users/me`, { key: ws.apiKey });
+      const counted = async () => (await db`SELECT count FROM rate_limit_windows WHERE organization_id = ${ws.workspaceId}`)[0]?.count as number | undefined;
+
+      // A admits six, and adds them to the shared count at its next flush.
+      for (let i = 0; i < 6; i++) expect((await at(portA)).status).toBe(200);
+      expect(await eventually(counted, (count) => count === 6)).toBe(6);
+
+      // B joins the window A opened: four left, then refused.
+      const fromB = [];
+      for (let i = 0; i < 5; i++) fromB.push(await at(portB));
+      expect(fromB.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 429]);
+      expect(fromB.map((answer) => rateLimitOf(answer)?.remaining)).toEqual([3, 2, 1, 0, 0]);
+      expect(await eventually(counted, (count) => count === 10)).toBe(10);
+
+      // A learns the total at its next flush after it is asked again: at most the requests it receives before then get through.
+      let extra = 0;
+      for (let i = 0; i < 200 && (await at(portA)).status === 200; i++) extra++;
+      expect((await at(portA)).status).toBe(429);
+      expect(await eventually(counted, (count) => count === 10 + extra)).toBe(10 + extra);
+    } finally {
+      await db.end();
+    }
+  }, 240_000);
+});
