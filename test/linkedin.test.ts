@@ -309,6 +309,32 @@ describe('publishing to LinkedIn', () => {
     expect(postsBy(pageUrn).filter((post) => post.text === 'Made, answer lost')).toHaveLength(1);
   });
 
+  it('a schedule left PUBLISHING by a worker killed after LinkedIn made the post is recovered without a second post', async () => {
+    const scheduledAt = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await rest('/posts', {
+      method: 'POST',
+      body: { rows: [{ content: 'Made, then the worker died', scheduledAt }], shared: { selectedIntegrations: [pageChannel] }, postAction: 'SCHEDULED_TIME' },
+    });
+    const [schedule] = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId}`;
+    const id = schedule!.id;
+    // As a worker killed between LinkedIn's 201 and writing the status leaves it: the post on LinkedIn, the schedule PUBLISHING.
+    fake.posts.set('urn:li:share:1', { urn: 'urn:li:share:1', author: pageUrn, commentary: 'Made, then the worker died', text: 'Made, then the worker died', visibility: 'PUBLIC', comments: [] });
+    await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${id}`})`;
+    await sql`UPDATE schedules SET status = 'PUBLISHING', last_attempt = now() - interval '1 minute' WHERE id = ${id}`;
+    const recovered = await settled(id);
+    expect(recovered).toMatchObject({ status: 'FAILED', platformPostId: null });
+    expect(recovered.failureReason).toContain('probably published it');
+    expect(postsBy(pageUrn).filter((post) => post.text === 'Made, then the worker died')).toHaveLength(1);
+  });
+
+  it('settings.visibility CONNECTIONS keeps a member\'s post to its connections', async () => {
+    const member = fake.addMember('Joan Clarke');
+    const channel = await connect(member);
+    const id = await createPost({ content: 'For my connections', overrides: [{ integrationId: channel, settings: { visibility: 'CONNECTIONS' } }] }, [channel]);
+    expect(await settled(id)).toMatchObject({ status: 'PUBLISHED' });
+    expect(postsBy(`urn:li:person:${member.sub}`)).toMatchObject([{ text: 'For my connections', visibility: 'CONNECTIONS' }]);
+  });
+
   it('an outcome unknown twice is not retried a second time', async () => {
     fake.failNext('posts', 'drop');
     const id = await createPost({ content: 'Lost twice' }, [pageChannel]);

@@ -170,12 +170,17 @@ async function call(method: string, path: string, { config, token, signal, send 
 
 const encodeUrn = (urn: string) => encodeURIComponent(urn);
 
-/** The JSON of a text post by `author`. Images (the media issue) add `content: { media: { id, altText } }` or `content: { multiImage: { images } }`. */
-function postBody(author: string, text: string) {
+/**
+ * The JSON of a text post by `author`. `settings.visibility` CONNECTIONS keeps a member's post to its connections (a
+ * page's posts are always PUBLIC). Images (the media issue) add `content: { media: { id, altText } }` or
+ * `content: { multiImage: { images } }`.
+ */
+function postBody(author: string, text: string, settings: Record<string, unknown>) {
+  const connectionsOnly = settings.visibility === 'CONNECTIONS' && author.startsWith('urn:li:person:');
   return {
     author,
     commentary: toLittleText(text),
-    visibility: 'PUBLIC',
+    visibility: connectionsOnly ? 'CONNECTIONS' : 'PUBLIC',
     distribution: { feedDistribution: 'MAIN_FEED', targetEntities: [], thirdPartyDistributionChannels: [] },
     lifecycleState: 'PUBLISHED',
     isReshareDisabledByAuthor: false,
@@ -289,7 +294,7 @@ const publisher: Publisher = {
           return { id, url: releaseUrl(target), ref: id };
         }
         if (post.replyTo) throw new PlatformError('permanent', 'LinkedIn posts cannot be threaded: publish this part as a post of its own', noDetail);
-        const response = await call('POST', '/rest/posts', await options(true, { body: postBody(author, post.text), mayExist: post.mayExist }));
+        const response = await call('POST', '/rest/posts', await options(true, { body: postBody(author, post.text, post.settings), mayExist: post.mayExist }));
         const urn = response.headers.get('x-restli-id');
         if (!urn) throw new PlatformError('unknown', 'LinkedIn accepted the post without saying its id (x-restli-id)', { ...noDetail, status: response.status });
         return { id: urn, url: releaseUrl(urn), ref: urn };

@@ -75,7 +75,6 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
     throw error;
   }
   const { account, label } = opened;
-  const lookUp = account.lookUp?.bind(account) ?? (() => Promise.resolve(null));
 
   const threadRoot = schedule.threadRootScheduleId ?? schedule.id;
   let root: PublishedPost | undefined;
@@ -84,10 +83,10 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
     if (schedule.threadRootScheduleId) {
       if (!account.lookUp) throw permanent(`${label} posts cannot be threaded: publish this part as a post of its own`);
       // A part retried on its own replies under the records of the thread's first post and the part before it.
-      root = (await lookUp(await keyOf(db, threadRoot))) ?? undefined;
+      root = (await account.lookUp(await keyOf(db, threadRoot))) ?? undefined;
       const before = await db<{ id: string }[]>`
         SELECT id FROM schedules WHERE thread_root_schedule_id = ${threadRoot} AND thread_order = ${schedule.threadOrder - 1}`;
-      parent = before[0] ? ((await lookUp(await keyOf(db, before[0].id))) ?? undefined) : root;
+      parent = before[0] ? ((await account.lookUp(await keyOf(db, before[0].id))) ?? undefined) : root;
       if (!root || !parent) throw permanent(`The ${before[0] ? 'part' : 'post'} this part replies to is not on ${label}: publish it first`);
     }
     for (;;) {
