@@ -30,6 +30,7 @@ beforeAll(async () => {
     },
     { api: true, worker: true },
   );
+  fake.redirectUris.add(`${service.base}/oauth/linkedin/callback`); // as registered in the LinkedIn app's settings
   ws = await service.workspace({ plan: 'business' });
   sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
 });

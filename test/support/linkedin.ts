@@ -60,6 +60,8 @@ export interface FakeLinkedIn {
   /** Whether the token endpoint issues refresh tokens (LinkedIn grants them to approved partners only). */
   issueRefreshTokens: boolean;
   accessTokenTtlSeconds: number;
+  /** The app's authorized redirect URLs: LinkedIn refuses any other, exactly compared. */
+  redirectUris: Set<string>;
   /** What the authorization endpoint does: consent as the signed-in member, or the member cancels. */
   consent: 'allow' | 'deny';
   addMember(name: string, pages?: FakePage[]): FakeMember;
@@ -100,6 +102,7 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
     clientSecret: randomBytes(12).toString('hex'),
     issueRefreshTokens: true,
     accessTokenTtlSeconds: 60 * 24 * 3600,
+    redirectUris: new Set(),
     consent: 'allow',
     addMember(name, pages = []) {
       const member = { sub: randomBytes(5).toString('base64url'), name, pages };
@@ -141,6 +144,8 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
     if (q.response_type !== 'code') return oauthError(res, 400, 'invalid_request', 'response_type must be code');
     if (q.client_id !== fake.clientId) return oauthError(res, 401, 'invalid_client', 'Unknown client_id');
     if (!q.redirect_uri || !URL.canParse(q.redirect_uri)) return oauthError(res, 400, 'invalid_request', 'redirect_uri is required');
+    // Never redirected to: LinkedIn shows its own error page for an unregistered redirect URL.
+    if (!fake.redirectUris.has(q.redirect_uri)) return oauthError(res, 400, 'invalid_redirect_uri', 'The redirect_uri does not match the registered value');
     if (!q.state) return oauthError(res, 400, 'invalid_request', 'state is required by this application');
     const scopes = (q.scope ?? '').split(' ').filter(Boolean);
     const unknown = scopes.find((scope) => !SUPPORTED_SCOPES.has(scope));
