@@ -366,8 +366,20 @@ describe('LinkedIn token health', () => {
     expect(fake.refreshes).toBe(refreshes + 1);
     expect(refreshed.find((i: any) => i.id === id)).toMatchObject({ tokenStatus: 'VALID', connectionErrorCode: null });
     const schedule = await settled(await createPost({ content: 'With a refreshed token' }, [id]));
-    expect(schedule.status, schedule.failureReason ?? '').toBe('PUBLISHED');
+    expect(schedule.status, JSON.stringify(schedule.failureDetail)).toBe('PUBLISHED');
     expect(postsBy(`urn:li:person:${member.sub}`).map((post) => post.text)).toEqual(['With a refreshed token']);
+  });
+
+  it('a token LinkedIn says has expired before its time is refreshed and the post sent once', async () => {
+    const member = fake.addMember('Sophie Wilson');
+    const id = await connect(member);
+    const refreshes = fake.refreshes;
+    fake.expireAccessTokens(member);
+    const published = await settled(await createPost({ content: 'Sent with a token refreshed on the spot' }, [id]));
+    expect(published.status, JSON.stringify(published.failureDetail)).toBe('PUBLISHED');
+    expect(fake.refreshes).toBe(refreshes + 1);
+    expect(postsBy(`urn:li:person:${member.sub}`)).toHaveLength(1);
+    expect((await integrations()).find((i: any) => i.id === id)).toMatchObject({ tokenStatus: 'VALID', connectionErrorCode: null });
   });
 
   it('without a refresh token: autoRefreshUnavailable, EXPIRING before expiry, and an expired token fails due schedules saying to reconnect', async () => {

@@ -281,27 +281,40 @@ const publisher: Publisher = {
       });
     };
 
-    const options = async (write: boolean, extra: Partial<CallOptions> = {}): Promise<CallOptions> => ({ config: linkedin, token: await token(), signal, send, write, ...extra });
+    /**
+     * One call with a working token. A token LinkedIn says has expired before its time is refreshed and the call sent
+     * once more, where a refresh token exists: a 401 means LinkedIn did nothing, so even a write is safe to repeat.
+     */
+    const request = async (method: string, path: string, write: boolean, extra: Partial<CallOptions> = {}): Promise<Response> => {
+      const attempt = async () => call(method, path, { config: linkedin, token: await token(), signal, send, write, ...extra });
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!(error instanceof PlatformError && error.connection?.tokenStatus === 'EXPIRED' && credentials.refreshToken)) throw error;
+        await refresh();
+        return attempt();
+      }
+    };
 
     return {
       async publish(post): Promise<PublishedPost> {
         if (post.key.kind === 'firstComment') {
           const target = post.replyTo!.parent.id;
-          const response = await call('POST', `/rest/socialActions/${encodeUrn(target)}/comments`, await options(true, {
+          const response = await request('POST', `/rest/socialActions/${encodeUrn(target)}/comments`, true, {
             body: { actor: author, object: target, message: { text: post.text } },
-          }));
+          });
           const id = response.headers.get('x-restli-id') ?? target;
           return { id, url: releaseUrl(target), ref: id };
         }
         if (post.replyTo) throw new PlatformError('permanent', 'LinkedIn posts cannot be threaded: publish this part as a post of its own', noDetail);
-        const response = await call('POST', '/rest/posts', await options(true, { body: postBody(author, post.text, post.settings), mayExist: post.mayExist }));
+        const response = await request('POST', '/rest/posts', true, { body: postBody(author, post.text, post.settings), mayExist: post.mayExist });
         const urn = response.headers.get('x-restli-id');
         if (!urn) throw new PlatformError('unknown', 'LinkedIn accepted the post without saying its id (x-restli-id)', { ...noDetail, status: response.status });
         return { id: urn, url: releaseUrl(urn), ref: urn };
       },
       async delete(postId) {
         try {
-          await call('DELETE', `/rest/posts/${encodeUrn(postId)}`, await options(true));
+          await request('DELETE', `/rest/posts/${encodeUrn(postId)}`, true);
         } catch (error) {
           // Already gone (deleted on LinkedIn by the member): what was asked is done.
           if (error instanceof PlatformError && error.detail.status === 404) return;
@@ -310,7 +323,7 @@ const publisher: Publisher = {
       },
       async renew() {
         if (credentials.refreshToken) return refresh();
-        await call('GET', '/v2/userinfo', await options(false));
+        await request('GET', '/v2/userinfo', false);
       },
     };
   },

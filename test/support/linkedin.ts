@@ -105,7 +105,8 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
     redirectUris: new Set(),
     consent: 'allow',
     addMember(name, pages = []) {
-      const member = { sub: randomBytes(5).toString('base64url'), name, pages };
+      // LinkedIn's member ids hold letters, digits, '-' and '_': every fake one has both, so every test meets them.
+      const member = { sub: `m-${randomBytes(4).toString('hex')}_x`, name, pages };
       members.set(member.sub, member);
       return member;
     },
@@ -384,7 +385,7 @@ function checkPost(body: Record<string, unknown>) {
   const bad = (field: string, description: string, code = 'INVALID_VALUE') => errors.push({ description, input: { inputPath: { fieldPath: `/${field}` } }, code });
   const allowed = ['author', 'commentary', 'visibility', 'distribution', 'lifecycleState', 'isReshareDisabledByAuthor', 'content', 'contentLandingPage', 'reshareContext', 'container'];
   for (const key of Object.keys(body ?? {})) if (!allowed.includes(key)) bad(key, `Unpermitted field ${key}`, 'UNPERMITTED_FIELDS');
-  if (typeof body.author !== 'string' || !/^urn:li:(person|organization):\w+$/.test(body.author)) bad('author', 'author must be a person or organization URN', 'MISSING_FIELD');
+  if (typeof body.author !== 'string' || !/^urn:li:(person|organization):[\w-]+$/.test(body.author)) bad('author', 'author must be a person or organization URN', 'MISSING_FIELD');
   if (typeof body.commentary !== 'string') bad('commentary', 'commentary must be a string', 'MISSING_FIELD');
   else if (body.commentary.length > 3000 * 2) bad('commentary', 'commentary is too long', 'TOO_LONG');
   if (!['PUBLIC', 'CONNECTIONS', 'LOGGED_IN'].includes(body.visibility as string)) bad('visibility', 'visibility must be PUBLIC, CONNECTIONS or LOGGED_IN', 'MISSING_FIELD');
@@ -412,7 +413,7 @@ function readLittle(text: string): string | { reserved: string; at: number } {
       out += text[++i];
       continue;
     }
-    const mention = /^@\[([^\]]*)\]\((urn:li:(?:person|organization):\w+)\)/.exec(text.slice(i));
+    const mention = /^@\[([^\]]*)\]\((urn:li:(?:person|organization):[\w-]+)\)/.exec(text.slice(i));
     if (mention) {
       out += mention[1];
       i += mention[0].length - 1;
