@@ -4,6 +4,9 @@ import listApiKeys from './api-keys/list.js';
 import revokeApiKey from './api-keys/revoke.js';
 import connectIntegration from './integrations/connect.js';
 import createIntegration from './integrations/create.js';
+import disconnectIntegration from './integrations/disconnect.js';
+import refreshIntegration from './integrations/refresh.js';
+import selectIntegrationAccount from './integrations/select-account.js';
 import listIntegrations from './integrations/list.js';
 import addMember from './members/add.js';
 import createPost from './posts/create.js';
@@ -41,6 +44,9 @@ export const operations: readonly Operation[] = [
   listIntegrations,
   createIntegration,
   connectIntegration,
+  selectIntegrationAccount,
+  refreshIntegration,
+  disconnectIntegration,
   listPosts,
   getPost,
   createPost,

@@ -33,6 +33,13 @@ const usage = `Usage: npm run admin -- <command> [options]
   connect-bluesky --workspace ID --handle HANDLE --app-password PASSWORD [--service-url URL]
       Check the app password against the account's PDS (BLUESKY_SERVICE_URL unless --service-url, itself
       https://bsky.social by default) and connect it, or reconnect it; prints the integration.
+  select-account --workspace ID --integration ID --account URN
+      Pick the account a PENDING_SELECTION channel (a LinkedIn connect by a page administrator) posts as: the
+      member's urn:li:person:… or a page's urn:li:organization:…, as the connect page offered; prints the integration.
+  refresh-integration --workspace ID --integration ID
+      Refresh the channel's token now (or check it where it cannot be refreshed); prints the integration.
+  disconnect-integration --workspace ID --integration ID
+      Forget the channel's credentials (the channel and its schedules stay); prints the integration.
   set-posting-windows --workspace ID [--time-zone IANA_ZONE] [--windows '[{"weekdays":[1,2,3,4,5],"times":["09:00"]}]']
       The workspace's time zone and the posting windows NEXT_WINDOW takes slots from.
 
@@ -61,6 +68,9 @@ const operationCommands: Record<string, { operation: string; actor?: string; arg
   'add-member': { operation: 'addMember', args: (o) => ({ email: o.email, name: o.name }) },
   'remove-member': { operation: 'removeMember', args: (o) => ({ userId: o.user }) },
   'create-integration': { operation: 'createIntegration', args: (o) => ({ platform: o.platform, name: o.name }) },
+  'select-account': { operation: 'selectIntegrationAccount', args: (o) => ({ id: o.integration, account: o.account }) },
+  'refresh-integration': { operation: 'refreshIntegration', args: (o) => ({ id: o.integration }) },
+  'disconnect-integration': { operation: 'disconnectIntegration', args: (o) => ({ id: o.integration }) },
   'set-posting-windows': { operation: 'updateWorkspaceSettings', args: (o) => ({ timeZone: o['time-zone'], postingWindows: json(o.windows, 'windows') }) },
 };
 
@@ -125,6 +135,8 @@ const { positionals, values } = parseArgs({
     'app-password': { type: 'string' },
     'service-url': { type: 'string' },
     windows: { type: 'string' },
+    integration: { type: 'string' },
+    account: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });

@@ -21,6 +21,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** The PDS a Bluesky account is on when the connect form names none. */
   blueskyServiceUrl: string;
+  /** LinkedIn's OAuth client and API (src/platforms/linkedin.ts); LinkedIn cannot be connected while clientId is unset. */
+  linkedin: LinkedInConfig;
   /** A schedule still PUBLISHING this long after its attempt began is taken to be abandoned by a crashed worker. */
   publishStaleMs: number;
   /** How often a worker looks for such schedules. */
@@ -28,6 +30,21 @@ export interface Config {
   /** Hosts `POST /uploads/from-url` may fetch from although their address is not public (tests, self-hosting); none by default. */
   mediaFetchAllowHosts: string[];
 }
+
+export interface LinkedInConfig {
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  /** LINKEDIN_AUTH_URL: the authorization and token endpoints are `/authorization` and `/accessToken` below it. */
+  authUrl: string;
+  /** LINKEDIN_API_URL: `/v2/userinfo` and `/rest/...` below it. */
+  apiUrl: string;
+  /** LINKEDIN_VERSION: the `LinkedIn-Version` header, YYYYMM. */
+  version: string;
+  scopes: string[];
+}
+
+/** A recent LinkedIn API version; LinkedIn serves each monthly version for about a year. */
+export const DEFAULT_LINKEDIN_VERSION = '202610';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
@@ -44,6 +61,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     encryptionKey: env.ENCRYPTION_KEY || undefined,
     publicUrl: env.PUBLIC_URL ? baseUrl(env, 'PUBLIC_URL', '') : undefined,
     blueskyServiceUrl: baseUrl(env, 'BLUESKY_SERVICE_URL', 'https://bsky.social'),
+    linkedin: {
+      clientId: env.LINKEDIN_CLIENT_ID || undefined,
+      clientSecret: env.LINKEDIN_CLIENT_SECRET || undefined,
+      authUrl: baseUrl(env, 'LINKEDIN_AUTH_URL', 'https://www.linkedin.com/oauth/v2'),
+      apiUrl: baseUrl(env, 'LINKEDIN_API_URL', 'https://api.linkedin.com'),
+      version: linkedinVersion(env.LINKEDIN_VERSION || DEFAULT_LINKEDIN_VERSION),
+      scopes: (env.LINKEDIN_SCOPES || 'openid profile w_member_social r_organization_admin w_organization_social').split(/[\s,]+/).filter(Boolean),
+    },
     publishStaleMs: integer(env, 'PUBLISH_STALE_MS', 5 * 60_000),
     publishRecoveryIntervalMs: integer(env, 'PUBLISH_RECOVERY_INTERVAL_MS', 60_000),
     mediaFetchAllowHosts: hostList(env, 'MEDIA_FETCH_ALLOW_HOSTS'),
@@ -82,6 +107,11 @@ function hostList(env: NodeJS.ProcessEnv, name: string): string[] {
     }
   }
   return entries;
+}
+
+function linkedinVersion(raw: string): string {
+  if (/^\d{6}(\.\d{2})?$/.test(raw)) return raw;
+  throw new StartupError(`LINKEDIN_VERSION must be a LinkedIn API version such as 202610 (YYYYMM), got "${raw}"`);
 }
 
 function logLevel(raw: string): LogLevel {

@@ -1,15 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql } from './db/index.js';
-import { platforms, PlatformError, type Platform } from './platforms/index.js';
+import { platforms, PlatformError, type AccountChoice, type Platform } from './platforms/index.js';
 import type { AppContext } from './registry/context.js';
+import { enqueueRefresh } from './worker/jobs.js';
 
 /**
  * Connecting an account: the link a user follows (`POST /integrations/connect`), the state it carries, and the
- * integration a successful check creates or reconnects. The pages themselves are src/http/connect-pages.ts.
+ * integration a successful connect creates or reconnects, for both kinds of platform: those checked through this
+ * service's own form (Bluesky: handle and app password) and those connected through OAuth (LinkedIn: the platform's
+ * consent page, then the callback, then, when the member administers pages, this service's account picker). The pages
+ * themselves are src/http/connect-pages.ts.
  */
 
 /** How long a connect link works. */
 export const STATE_TTL_MS = 15 * 60_000;
+/** How long the account picker shown after an OAuth callback works. */
+export const SELECTION_TTL_MS = 60 * 60_000;
 
 export interface ConnectState {
   nonce: string;
@@ -18,9 +24,39 @@ export interface ConnectState {
   platform: Platform;
 }
 
+export type Refused = { refused: string };
+
+/** `<payload>.<HMAC>`: signed with a key derived from the encryption key; `k` says what the token is for. */
+function signToken(app: AppContext, data: Record<string, unknown>): string {
+  const payload = Buffer.from(JSON.stringify(data)).toString('base64url');
+  return `${payload}.${app.secrets.sign(payload)}`;
+}
+
+function readToken<T extends { k: string; e: number }>(app: AppContext, token: unknown, kind: string): T | undefined {
+  if (typeof token !== 'string' || token.length > 1000) return undefined;
+  const [payload, signature] = token.split('.');
+  if (!payload || !signature || !app.secrets.verify(payload, signature)) return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as T;
+    return parsed.k === kind ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where an OAuth platform sends the member back: outside /api/v1, as the platform's app registration names it. */
+export const callbackUrl = (app: AppContext, platform: Platform) => `${app.publicUrl}/oauth/${platform.toLowerCase()}/callback`;
+
+/** Why `platform` cannot be connected on this server now, or null. */
+export function connectUnavailable(app: AppContext, platform: Platform): string | null {
+  const publisher = platforms[platform].publisher;
+  if (!publisher) return `${platforms[platform].label} cannot be connected yet`;
+  return publisher.oauth?.unavailable(app.config) ?? null;
+}
+
 /**
- * A new link to the connect page of `platform`. Its state is `<payload>.<HMAC>`: the signature proves this service
- * made it (with a key derived from the encryption key), the expiry bounds it, and its nonce's row makes it single-use.
+ * A new link to connect `platform`: this service's connect page (form platforms), or the platform's consent page
+ * (OAuth platforms). Its state is signed (proving this service made it), expires, and its nonce's row makes it single-use.
  */
 export async function createConnectLink(app: AppContext, member: { workspaceId: string; userId: string }, platform: Platform): Promise<string> {
   const nonce = randomUUID();
@@ -28,30 +64,63 @@ export async function createConnectLink(app: AppContext, member: { workspaceId: 
   await app.db`
     INSERT INTO connect_states (nonce, organization_id, user_id, platform, expires_at)
     VALUES (${nonce}, ${member.workspaceId}, ${member.userId}, ${platform}, ${expiresAt})`;
-  const payload = Buffer.from(JSON.stringify({ n: nonce, w: member.workspaceId, u: member.userId, p: platform, e: expiresAt.getTime() })).toString('base64url');
-  const state = `${payload}.${app.secrets.sign(payload)}`;
+  const state = signToken(app, { k: 'state', n: nonce, w: member.workspaceId, u: member.userId, p: platform, e: expiresAt.getTime() });
+  const oauth = platforms[platform].publisher?.oauth;
+  if (oauth) return oauth.authorizationUrl(app.config, { redirectUri: callbackUrl(app, platform), state });
   return `${app.publicUrl}/connect/${platform.toLowerCase()}?state=${encodeURIComponent(state)}`;
 }
 
 /** The state, when it is this service's, unexpired and unused; otherwise why not, for the page. */
-export async function readState(app: AppContext, state: unknown, platform: Platform): Promise<ConnectState | { refused: string }> {
+export async function readState(app: AppContext, state: unknown, platform: Platform): Promise<ConnectState | Refused> {
   const refused = { refused: 'This connect link is not valid. Ask for a new one (POST /integrations/connect).' };
-  if (typeof state !== 'string' || state.length > 1000) return refused;
-  const [payload, signature] = state.split('.');
-  if (!payload || !signature || !app.secrets.verify(payload, signature)) return refused;
-  let parsed: { n: string; w: string; u: string; p: Platform; e: number };
-  try {
-    parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-  } catch {
-    return refused;
-  }
-  if (parsed.p !== platform) return refused;
+  const parsed = readToken<{ k: string; n: string; w: string; u: string; p: Platform; e: number }>(app, state, 'state');
+  if (!parsed || parsed.p !== platform) return refused;
   if (parsed.e <= Date.now()) return { refused: 'This connect link has expired (links work for 15 minutes). Ask for a new one.' };
   const [row] = await app.db<{ usedAt: Date | null }[]>`
     SELECT used_at FROM connect_states WHERE nonce = ${parsed.n} AND organization_id = ${parsed.w} AND user_id = ${parsed.u}`;
   if (!row) return refused;
   if (row.usedAt) return { refused: 'This connect link has been used already. Ask for a new one.' };
   return { nonce: parsed.n, workspaceId: parsed.w, userId: parsed.u, platform: parsed.p };
+}
+
+/** Uses up a state's nonce in the transaction that connects: a replay, or a second tab, connects nothing. */
+async function useState(tx: Sql, nonce: string | undefined): Promise<boolean> {
+  if (!nonce) return true;
+  const [used] = await tx`UPDATE connect_states SET used_at = now() WHERE nonce = ${nonce} AND used_at IS NULL RETURNING nonce`;
+  return Boolean(used);
+}
+
+const USED = { refused: 'This connect link has been used already. Ask for a new one.' };
+
+interface Connected {
+  workspaceId: string;
+  platform: Platform;
+  accountId: string;
+  name: string;
+  image: string | null;
+  credentials: object;
+  expiresAt: Date | null;
+  refreshable: boolean;
+}
+
+/**
+ * Creates the integration ACTIVE with tokenStatus VALID, or reconnects the workspace's integration of the same account
+ * (its schedules stay); queues the token's refresh where there is one.
+ */
+async function saveConnection(app: AppContext, tx: Sql, c: Connected): Promise<string> {
+  const sealed = app.secrets.seal(Buffer.from(JSON.stringify(c.credentials)));
+  const [row] = await tx<{ id: string }[]>`
+    INSERT INTO integrations (organization_id, platform, name, image, account_id, credentials, token_status, connect_status, last_validated_at,
+      expires_at, auto_refresh_unavailable)
+    VALUES (${c.workspaceId}, ${c.platform}, ${c.name}, ${c.image}, ${c.accountId}, ${sealed}, 'VALID', 'ACTIVE', now(), ${c.expiresAt},
+      ${c.expiresAt !== null && !c.refreshable})
+    ON CONFLICT (organization_id, platform, account_id) DO UPDATE SET
+      name = EXCLUDED.name, image = EXCLUDED.image, credentials = EXCLUDED.credentials, token_status = 'VALID', connect_status = 'ACTIVE',
+      connection_error_code = NULL, connection_error = NULL, last_validated_at = now(), expires_at = EXCLUDED.expires_at,
+      auto_refresh_unavailable = EXCLUDED.auto_refresh_unavailable, updated_at = now()
+    RETURNING id`;
+  if (c.expiresAt && c.refreshable) await enqueueRefresh(tx, row!.id, c.expiresAt);
+  return row!.id;
 }
 
 export interface ConnectRequest {
@@ -64,16 +133,15 @@ export interface ConnectRequest {
   nonce?: string;
 }
 
-export type ConnectResult = { integrationId: string } | { refused: string };
+export type ConnectResult = { integrationId: string } | Refused;
 
 /**
- * Checks the credentials against the platform, then creates the integration, or reconnects the workspace's
- * integration of the same account, ACTIVE with tokenStatus VALID and the credentials sealed. Wrong credentials
- * create nothing.
+ * A form platform (Bluesky): checks the credentials against the platform, then creates or reconnects the integration.
+ * Wrong credentials create nothing.
  */
 export async function connectAccount(app: AppContext, request: ConnectRequest, signal: AbortSignal): Promise<ConnectResult> {
   const publisher = platforms[request.platform].publisher;
-  if (!publisher) return { refused: `${platforms[request.platform].label} cannot be connected yet` };
+  if (!publisher?.connect) return { refused: `${platforms[request.platform].label} cannot be connected with a password` };
   let connection;
   try {
     connection = await publisher.connect({ identifier: request.identifier, password: request.password, serviceUrl: request.serviceUrl }, signal);
@@ -82,19 +150,104 @@ export async function connectAccount(app: AppContext, request: ConnectRequest, s
     if (error.kind === 'credentials') return { refused: 'That handle and app password were not accepted. Check them and try again.' };
     return { refused: `${platforms[request.platform].label} could not check them now (${error.message}). Try again in a moment.` };
   }
-  const sealed = app.secrets.seal(Buffer.from(JSON.stringify(connection.credentials)));
   return app.db.begin(async (tx: Sql) => {
-    if (request.nonce) {
-      const [used] = await tx`UPDATE connect_states SET used_at = now() WHERE nonce = ${request.nonce} AND used_at IS NULL RETURNING nonce`;
-      if (!used) return { refused: 'This connect link has been used already. Ask for a new one.' };
+    if (!(await useState(tx, request.nonce))) return USED;
+    const integrationId = await saveConnection(app, tx, {
+      workspaceId: request.workspaceId,
+      platform: request.platform,
+      accountId: connection.accountId,
+      name: connection.name,
+      image: null,
+      credentials: connection.credentials,
+      expiresAt: null,
+      refreshable: false,
+    });
+    return { integrationId };
+  });
+}
+
+export type OAuthResult =
+  | { integrationId: string; name: string }
+  | { integrationId: string; pending: { choices: AccountChoice[]; selection: string } }
+  | Refused;
+
+/**
+ * An OAuth platform's callback (`url` as the browser requested it): checks the state, reads the platform's answer
+ * (a denial, or a code to exchange), and creates the integration: ACTIVE when the member can only post as itself,
+ * PENDING_SELECTION with the choices to show otherwise. Anything refused creates nothing.
+ */
+export async function completeOAuth(app: AppContext, platform: Platform, url: URL, signal: AbortSignal): Promise<OAuthResult> {
+  const state = await readState(app, url.searchParams.get('state'), platform);
+  if ('refused' in state) return state;
+  const oauth = platforms[platform].publisher!.oauth!;
+  let connection;
+  try {
+    connection = await oauth.complete(app.config, { url, state: url.searchParams.get('state')!, redirectUri: callbackUrl(app, platform) }, { signal, fetch: app.platformFetch });
+  } catch (error) {
+    if (!(error instanceof PlatformError)) throw error;
+    app.logger.warn('connect callback refused', { platform, reason: error.message, code: error.detail.platformCode });
+    if (error.detail.platformCode && /cancel|denied/i.test(error.detail.platformCode)) return { refused: error.message };
+    return { refused: `${platforms[platform].label} could not be connected: ${error.message}. Nothing was connected; ask for a new link to try again.` };
+  }
+  const { choices, credentials, expiresAt, refreshable } = connection;
+  return app.db.begin(async (tx: Sql): Promise<OAuthResult> => {
+    if (!(await useState(tx, state.nonce))) return USED;
+    if (choices.length === 1) {
+      const [only] = choices;
+      const integrationId = await saveConnection(app, tx, { workspaceId: state.workspaceId, platform, ...only!, credentials: { ...credentials, account: only!.accountId }, expiresAt, refreshable });
+      return { integrationId, name: only!.name };
     }
+    // No account yet (account_id NULL never conflicts): picking one makes it ACTIVE, or reconnects that account's channel.
+    const sealed = app.secrets.seal(Buffer.from(JSON.stringify({ ...credentials, choices })));
     const [row] = await tx<{ id: string }[]>`
-      INSERT INTO integrations (organization_id, platform, name, account_id, credentials, token_status, connect_status, last_validated_at)
-      VALUES (${request.workspaceId}, ${request.platform}, ${connection.name}, ${connection.accountId}, ${sealed}, 'VALID', 'ACTIVE', now())
-      ON CONFLICT (organization_id, platform, account_id) DO UPDATE SET
-        name = EXCLUDED.name, credentials = EXCLUDED.credentials, token_status = 'VALID', connect_status = 'ACTIVE',
-        connection_error_code = NULL, connection_error = NULL, last_validated_at = now(), updated_at = now()
+      INSERT INTO integrations (organization_id, platform, name, image, credentials, token_status, connect_status, last_validated_at, expires_at, auto_refresh_unavailable)
+      VALUES (${state.workspaceId}, ${platform}, ${choices[0]!.name}, ${choices[0]!.image}, ${sealed}, 'VALID', 'PENDING_SELECTION', now(), ${expiresAt},
+        ${expiresAt !== null && !refreshable})
       RETURNING id`;
-    return { integrationId: row!.id };
+    const selection = signToken(app, { k: 'select', i: row!.id, w: state.workspaceId, e: Date.now() + SELECTION_TTL_MS });
+    return { integrationId: row!.id, pending: { choices, selection } };
+  });
+}
+
+/** The integration an account picker form is for, when its signed token is valid and unexpired. */
+export function readSelection(app: AppContext, token: unknown): { integrationId: string; workspaceId: string } | Refused {
+  const parsed = readToken<{ k: string; i: string; w: string; e: number }>(app, token, 'select');
+  if (!parsed) return { refused: 'This account picker is not valid. Connect again (POST /integrations/connect).' };
+  if (parsed.e <= Date.now()) return { refused: 'This account picker has expired. Connect again (POST /integrations/connect).' };
+  return { integrationId: parsed.i, workspaceId: parsed.w };
+}
+
+export type SelectResult = { integrationId: string; name: string } | { refused: string; code: 'NOT_FOUND' | 'INVALID_STATE' | 'VALIDATION_ERROR' };
+
+/**
+ * Picks the account a PENDING_SELECTION integration posts as (one of the choices stored at connect): it becomes ACTIVE,
+ * or, when the workspace already has a channel for that account, that channel is reconnected and this one removed.
+ */
+export async function selectAccount(app: AppContext, workspaceId: string, integrationId: string, accountId: string): Promise<SelectResult> {
+  return app.db.begin(async (tx: Sql): Promise<SelectResult> => {
+    const [row] = await tx<{ platform: Platform; connectStatus: string; credentials: Buffer | null; expiresAt: Date | null; autoRefreshUnavailable: boolean }[]>`
+      SELECT platform, connect_status, credentials, expires_at, auto_refresh_unavailable FROM integrations
+      WHERE id = ${integrationId} AND organization_id = ${workspaceId} FOR UPDATE`;
+    if (!row) return { refused: 'No such integration', code: 'NOT_FOUND' };
+    if (row.connectStatus !== 'PENDING_SELECTION' || !row.credentials) {
+      return { refused: `This integration is ${row.connectStatus}: its account was chosen already`, code: 'INVALID_STATE' };
+    }
+    const { choices = [], ...credentials } = JSON.parse(app.secrets.open(row.credentials).toString('utf8')) as { choices?: AccountChoice[] };
+    const choice = choices.find((c) => c.accountId === accountId);
+    if (!choice) return { refused: `account: ${accountId} is not one of ${choices.map((c) => c.accountId).join(', ')}`, code: 'VALIDATION_ERROR' };
+    // The upsert below then updates this row in place, or the workspace's channel of that account (this row removed).
+    const [existing] = await tx`
+      SELECT id FROM integrations WHERE organization_id = ${workspaceId} AND platform = ${row.platform} AND account_id = ${accountId}`;
+    if (existing) await tx`DELETE FROM integrations WHERE id = ${integrationId}`;
+    else await tx`UPDATE integrations SET account_id = ${accountId} WHERE id = ${integrationId}`;
+    const id = await saveConnection(app, tx, {
+      workspaceId,
+      platform: row.platform,
+      ...choice,
+      credentials: { ...credentials, account: choice.accountId },
+      expiresAt: row.expiresAt,
+      refreshable: row.expiresAt !== null && !row.autoRefreshUnavailable,
+    });
+    return { integrationId: id, name: choice.name };
   });
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { createConnectLink } from '../../src/connect.js';
-import { connectablePlatforms, PLATFORMS, platforms, type Platform } from '../../src/platforms/index.js';
+import { connectUnavailable, createConnectLink } from '../../src/connect.js';
+import { PLATFORMS, type Platform } from '../../src/platforms/index.js';
 import { text } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 
@@ -9,25 +9,26 @@ export default defineOperation({
   method: 'POST',
   path: '/integrations/connect',
   visibility: 'public',
-  summary: 'Start connecting a channel: a link to this service\'s connect page',
+  summary: 'Start connecting a channel: the link the user opens in a browser',
   description:
-    'Answers `redirectUrl`, this service\'s connect page for the platform (`{PUBLIC_URL}/connect/bluesky?state=…`), where the user ' +
-    'gives their handle and an app password. The link works once, for 15 minutes, for this workspace and user. A platform that ' +
-    'cannot be connected (yet, as LinkedIn; or unknown) answers 400 VALIDATION_ERROR naming the ones that can.',
+    'Answers `redirectUrl`, to open in a browser. BLUESKY: this service\'s connect page (`{PUBLIC_URL}/connect/bluesky?state=…`), where the ' +
+    'user gives their handle and an app password. LINKEDIN: LinkedIn\'s consent page (`{LINKEDIN_AUTH_URL}/authorization` with the client id, ' +
+    'the scopes and the redirect URI `{PUBLIC_URL}/oauth/linkedin/callback`); when the member administers LinkedIn pages, the callback shows ' +
+    'a picker of the member\'s profile and pages and the channel stays `PENDING_SELECTION` until one is picked. Either link works once, for ' +
+    '15 minutes, for this workspace and user. An unknown platform, or LinkedIn on a server without LINKEDIN_CLIENT_ID and ' +
+    'LINKEDIN_CLIENT_SECRET, answers 400 VALIDATION_ERROR saying so.',
   // Any text, so that an unknown platform gets the message naming the supported ones rather than a schema's enum.
-  input: { body: z.strictObject({ platform: text.min(1).max(50).meta({ description: 'BLUESKY.' }) }) },
-  output: z.object({ redirectUrl: z.string().meta({ description: 'The connect page, to open in a browser.' }) }),
+  input: { body: z.strictObject({ platform: text.min(1).max(50).meta({ description: 'BLUESKY or LINKEDIN.' }) }) },
+  output: z.object({ redirectUrl: z.string().meta({ description: 'Where the user continues, in a browser.' }) }),
   errors: ['VALIDATION_ERROR'],
   async handler({ platform }, { auth, fail, db, logger, secrets, config, publicUrl }) {
-    const supported = connectablePlatforms();
-    if (!supported.includes(platform as Platform)) {
-      const known = PLATFORMS.includes(platform as Platform);
-      return fail(
-        'VALIDATION_ERROR',
-        `platform: ${known ? `${platforms[platform as Platform].label} cannot be connected yet` : `unknown platform "${platform}"`}; supported: ${supported.join(', ')}`,
-      );
+    const app = { db, logger, secrets, config, publicUrl };
+    if (!PLATFORMS.includes(platform as Platform)) {
+      const supported = PLATFORMS.filter((known) => !connectUnavailable(app, known));
+      return fail('VALIDATION_ERROR', `platform: unknown platform "${platform}"; supported: ${supported.join(', ')}`);
     }
-    const redirectUrl = await createConnectLink({ db, logger, secrets, config, publicUrl }, auth, platform as Platform);
-    return { redirectUrl };
+    const unavailable = connectUnavailable(app, platform as Platform);
+    if (unavailable) return fail('VALIDATION_ERROR', `platform: ${unavailable}`);
+    return { redirectUrl: await createConnectLink(app, auth, platform as Platform) };
   },
 });

@@ -4,9 +4,12 @@ import { PLATFORMS, type Platform } from '../../src/platforms/index.js';
 import { isoOrNull, timestamp, uuid } from '../../src/registry/fields.js';
 
 export const platform = z.enum(PLATFORMS);
-export const tokenStatus = z
-  .enum(['VALID', 'EXPIRED', 'REVOKED', 'MISSING'])
-  .meta({ description: '`MISSING`: no credentials are stored yet (a channel made by the admin command); publishing to it fails.' });
+export const tokenStatus = z.enum(['VALID', 'EXPIRING', 'EXPIRED', 'REVOKED', 'MISSING']).meta({
+  description:
+    '`VALID`; `EXPIRING`: the token expires within 7 days and cannot be refreshed (`autoRefreshUnavailable`): connect the channel again ' +
+    'before `expiresAt`; `EXPIRED` and `REVOKED`: the platform no longer accepts it (see `connectionErrorCode`): reconnect; `MISSING`: no ' +
+    'credentials are stored (a channel made by the admin command, or disconnected); publishing to it fails.',
+});
 
 export const Integration = z
   .object({
@@ -40,10 +43,17 @@ export interface IntegrationRow {
   hasFailedSchedules: boolean;
 }
 
+/** How long before a token that cannot be refreshed expires its tokenStatus says EXPIRING. */
+export const EXPIRY_WARNING_DAYS = 7;
+
 /** The workspace's integrations (all, or the one `id`), oldest first; credentials are never read here. */
 export function selectIntegrations(db: Sql, workspaceId: string, id?: string) {
   return db<IntegrationRow[]>`
-    SELECT i.id, i.platform, i.name, i.image, i.token_status, i.connect_status, i.connection_error_code, i.connection_error,
+    SELECT i.id, i.platform, i.name, i.image, i.connect_status, i.connection_error_code, i.connection_error,
+      CASE WHEN i.token_status <> 'VALID' OR NOT i.auto_refresh_unavailable OR i.expires_at IS NULL THEN i.token_status
+        WHEN i.expires_at <= now() THEN 'EXPIRED'
+        WHEN i.expires_at <= now() + ${EXPIRY_WARNING_DAYS} * interval '1 day' THEN 'EXPIRING'
+        ELSE 'VALID' END AS token_status,
       i.last_validated_at, i.expires_at, i.auto_refresh_unavailable,
       EXISTS (SELECT 1 FROM schedules s WHERE s.integration_id = i.id AND s.status = 'FAILED') AS has_failed_schedules
     FROM integrations i

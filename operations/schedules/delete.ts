@@ -38,7 +38,8 @@ export default defineOperation({
       try {
         const { account } = await openAccount({ db, logger, secrets, config, publicUrl }, published.integrationId, AbortSignal.timeout(PLATFORM_TIMEOUT_MS));
         for (const target of targets) {
-          if (target.firstComment) {
+          // A platform that cannot look its comments up (LinkedIn) deletes them with the post.
+          if (target.firstComment && account.lookUp) {
             const comment = await account.lookUp({ scheduleId: target.id, createdAt: target.createdAt, kind: 'firstComment' });
             if (comment) await account.delete(comment.id);
           }

@@ -1,11 +1,16 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { connectAccount, readState } from '../connect.js';
+import { completeOAuth, connectAccount, readSelection, readState, selectAccount } from '../connect.js';
+import { platforms, PLATFORMS, type AccountChoice } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 
 /**
- * The connect page a user reaches from `POST /integrations/connect`: plain HTML, no script. GET shows the form,
- * POST (urlencoded, to the same URL) checks the credentials against the PDS and connects, or shows the form again
- * with what went wrong. The signed, single-use state in the URL says for which workspace and user.
+ * The pages a user reaches from `POST /integrations/connect`: plain HTML, no script, outside /api/v1.
+ * - Bluesky: `/connect/bluesky`. GET shows the form, POST (urlencoded, to the same URL) checks the credentials against
+ *   the PDS and connects, or shows the form again with what went wrong.
+ * - OAuth platforms (LinkedIn): `/oauth/linkedin/callback`, where the platform sends the member back, connects (or
+ *   says why not); when the member may post as pages too, it shows the account picker, which posts to
+ *   `/oauth/linkedin/select` (a radio field `account` per choice, valued by URN).
+ * The signed, single-use state in the URL says for which workspace and user.
  */
 export function connectPages(app: AppContext): Router {
   const router = express.Router();
@@ -36,7 +41,47 @@ export function connectPages(app: AppContext): Router {
     if ('refused' in result) return void again(result.refused);
     page(res, 200, 'Bluesky account connected', `<p>${escape(handle)} is connected. You can close this page.</p><p>Integration <code>${result.integrationId}</code></p>`);
   });
+
+  for (const platform of PLATFORMS.filter((p) => platforms[p].publisher?.oauth)) {
+    const { label } = platforms[platform];
+    const base = `/oauth/${platform.toLowerCase()}`;
+    router.get(`${base}/callback`, async (req: Request, res: Response) => {
+      const result = await completeOAuth(app, platform, new URL(req.originalUrl, app.publicUrl), AbortSignal.timeout(60_000));
+      if ('refused' in result) return void page(res, 400, `${label} was not connected`, `<p>${escape(result.refused)}</p>`);
+      if ('pending' in result) {
+        return void page(res, 200, `Post to ${label} as…`, picker(`${base}/select`, result.pending.selection, result.pending.choices, result.integrationId));
+      }
+      connected(res, label, result);
+    });
+    router.post(`${base}/select`, readForm, async (req: Request, res: Response) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const selection = readSelection(app, body.selection);
+      if ('refused' in selection) return void page(res, 400, `${label} was not connected`, `<p>${escape(selection.refused)}</p>`);
+      if (typeof body.account !== 'string') return void page(res, 400, `Post to ${label} as…`, '<p class="error">Choose one of the accounts. Go back and try again.</p>');
+      const result = await selectAccount(app, selection.workspaceId, selection.integrationId, body.account);
+      if ('refused' in result) return void page(res, 400, `${label} was not connected`, `<p>${escape(result.refused)}</p>`);
+      connected(res, label, result);
+    });
+  }
   return router;
+}
+
+function connected(res: Response, label: string, result: { integrationId: string; name: string }) {
+  page(res, 200, `${label} account connected`, `<p>${escape(result.name)} is connected. You can close this page.</p><p>Integration <code>${result.integrationId}</code></p>`);
+}
+
+/** The account picker: one radio `account` per choice (the member first, then its pages), valued by the account's id. */
+function picker(action: string, selection: string, choices: AccountChoice[], integrationId: string) {
+  const options = choices
+    .map((choice, index) => `<p><label><input type="radio" name="account" value="${escape(choice.accountId)}"${index === 0 ? ' checked' : ''} required> ${escape(choice.name)}</label> <small>${escape(choice.accountId)}</small></p>`)
+    .join('\n');
+  return `<p>Choose whom this channel posts as: yourself or one of the pages you administer.</p>
+<form method="post" action="${escape(action)}">
+<input type="hidden" name="selection" value="${escape(selection)}">
+${options}
+<p><button type="submit">Connect</button></p>
+</form>
+<p><small>Integration <code>${integrationId}</code>, pending selection.</small></p>`;
 }
 
 function form(action: string, serviceUrl: string, handle = '') {

@@ -24,11 +24,8 @@ export interface PlatformRules {
   label: string;
   /** The first rule `text` breaks, or null when the platform accepts it. */
   checkText(text: string): TooLong | null;
-  /** Absent while the platform cannot be connected yet (LinkedIn arrives with its own issue). */
+  /** Absent while the platform cannot be connected yet. */
   publisher?: Publisher;
 }
 
 export const platforms: Record<Platform, PlatformRules> = { BLUESKY: bluesky, LINKEDIN: linkedin };
-
-/** The platforms that can be connected now, for messages. */
-export const connectablePlatforms = (): Platform[] => PLATFORMS.filter((platform) => platforms[platform].publisher);

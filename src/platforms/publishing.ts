@@ -1,3 +1,5 @@
+import type { Config } from '../config.js';
+
 /**
  * The publishing side of a platform adapter (see PlatformRules in index.ts): the types every adapter shares, kept
  * apart from the list of adapters so an adapter can import them without importing the list.
@@ -43,19 +45,67 @@ export interface OutgoingPost {
   settings: Record<string, unknown>;
   /** A thread part or a first comment: the thread's first post and the post it answers. */
   replyTo?: { root: PublishedPost; parent: PublishedPost };
+  /**
+   * Set when an earlier attempt may have published this already and the platform cannot be asked (no `lookUp`): the
+   * adapter then reads the platform's "duplicate" refusal as "probably published already", never as a new failure.
+   */
+  mayExist?: boolean;
 }
 
 /** One connected account, ready to act; built per job from its stored credentials. */
 export interface PublishingAccount {
   publish(post: OutgoingPost): Promise<PublishedPost>;
-  /** The post published under `key`, or null when the platform has none. */
-  lookUp(key: PostKey): Promise<PublishedPost | null>;
+  /**
+   * The post published under `key`, or null when the platform has none. Absent where the platform cannot be asked
+   * (LinkedIn: reading posts needs a restricted scope); the engine then retries an unknown outcome once only, with
+   * `mayExist`, and relies on the platform refusing a duplicate (see src/worker/publish.ts).
+   */
+  lookUp?(key: PostKey): Promise<PublishedPost | null>;
   delete(postId: string): Promise<void>;
+  /** Renews the credentials now where they can be refreshed (saving them), or checks them where they cannot. */
+  renew?(): Promise<void>;
+}
+
+/** Where a publisher stores renewed credentials: sealed, with the access token's new expiry when it has one. */
+export type SaveCredentials = (credentials: object, expiresAt?: Date | null) => Promise<void>;
+
+/** An account a connecting member may act as: the member itself, or a page the member administers. */
+export interface AccountChoice {
+  accountId: string;
+  name: string;
+  image: string | null;
+}
+
+/** What an OAuth connect answers: the accounts the member may act as, and what to store for whichever is chosen. */
+export interface OAuthConnection {
+  /** The member first; one choice means nothing to pick. */
+  choices: AccountChoice[];
+  /** Stored sealed; the chosen account's id is added as `account` before the account is opened. */
+  credentials: object;
+  expiresAt: Date | null;
+  /** Whether a refresh token came with it (otherwise the member must connect again before `expiresAt`). */
+  refreshable: boolean;
+}
+
+/** A platform connected through OAuth 2.0's authorization code flow (LinkedIn). */
+export interface OAuthConnect {
+  /** Why it cannot be connected with this configuration (no client id), or null. */
+  unavailable(config: Config): string | null;
+  /** Where the member is sent to consent. */
+  authorizationUrl(config: Config, request: { redirectUri: string; state: string }): string;
+  /** Reads the callback (`error` or `code`), exchanges the code and reads the member and its pages. Throws PlatformError. */
+  complete(
+    config: Config,
+    callback: { url: URL; state: string; redirectUri: string },
+    options: { signal: AbortSignal; fetch?: typeof fetch },
+  ): Promise<OAuthConnection>;
 }
 
 export interface Publisher {
-  /** Checks the credentials against the platform (a login) and answers what to store. */
-  connect(input: ConnectInput, signal: AbortSignal): Promise<Connection>;
+  /** Checks the credentials against the platform (a login) and answers what to store. Absent for OAuth platforms. */
+  connect?(input: ConnectInput, signal: AbortSignal): Promise<Connection>;
+  /** Present for a platform connected through OAuth rather than a form of this service's. */
+  oauth?: OAuthConnect;
   /**
    * Acts as the account of `credentials`. Every request it makes ends when `signal` aborts, and goes through
    * `fetch` when given (the global one otherwise). When the platform renews the session, `saveCredentials`
@@ -63,7 +113,7 @@ export interface Publisher {
    */
   open(
     credentials: unknown,
-    options: { signal: AbortSignal; saveCredentials(credentials: object): Promise<void>; fetch?: typeof fetch },
+    options: { signal: AbortSignal; saveCredentials: SaveCredentials; fetch?: typeof fetch; config?: Config },
   ): PublishingAccount;
 }
 
@@ -84,6 +134,12 @@ export interface FailureDetail {
   raw: unknown;
 }
 
+/** How a `credentials` failure leaves the channel: its tokenStatus and connectionErrorCode. */
+export interface ConnectionFailure {
+  tokenStatus: 'EXPIRED' | 'REVOKED';
+  code: string;
+}
+
 export class PlatformError extends Error {
   constructor(
     readonly kind: FailureKind,
@@ -91,6 +147,8 @@ export class PlatformError extends Error {
     readonly detail: FailureDetail,
     /** From Retry-After (or the platform's rate-limit reset), when the platform said when to come back. */
     readonly retryAfterMs?: number,
+    /** For `credentials`: what the channel shows; REVOKED with REFRESH_TOKEN_REVOKED unless said. */
+    readonly connection?: ConnectionFailure,
   ) {
     super(message);
     this.name = 'PlatformError';

@@ -23,3 +23,16 @@ export async function cancelPublish(tx: Sql, scheduleIds: string[]): Promise<voi
   if (scheduleIds.length === 0) return;
   await tx`SELECT graphile_worker.remove_job(${`${PUBLISH_TASK}:`} || id) FROM unnest(${scheduleIds}::uuid[]) AS id`;
 }
+
+/** The task that refreshes a channel's access token before it expires (src/worker/refresh.ts). */
+export const REFRESH_TASK = 'refresh-credentials';
+
+/** How long before expiry a token is refreshed: a week, or half its remaining life when that is shorter. */
+export const refreshAt = (expiresAt: Date, now = Date.now()): Date =>
+  new Date(Math.max(now, expiresAt.getTime() - Math.min(7 * 86_400_000, (expiresAt.getTime() - now) / 2)));
+
+/** Queues (or moves) the refresh of `integrationId`'s token, in the transaction that stored the token. */
+export async function enqueueRefresh(tx: Sql, integrationId: string, expiresAt: Date): Promise<void> {
+  await tx`SELECT graphile_worker.add_job(${REFRESH_TASK}, json_build_object('integrationId', ${integrationId}::uuid),
+    run_at := ${refreshAt(expiresAt)}, job_key := ${`${REFRESH_TASK}:${integrationId}`})`;
+}

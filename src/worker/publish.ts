@@ -1,7 +1,7 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Database, Sql } from '../db/index.js';
-import { openAccount } from '../accounts.js';
+import { markConnectionFailed, openAccount } from '../accounts.js';
 import { PlatformError, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { PUBLISH_TASK } from './jobs.js';
@@ -17,6 +17,9 @@ import { PUBLISH_TASK } from './jobs.js';
  *   ones (content refused, credentials revoked) fail it at once, and the thread parts after it with it.
  * - A schedule left PUBLISHING by a crashed worker is put back to SCHEDULED by recoverAbandoned, and its next attempt
  *   looks the record up before publishing anything.
+ * - Where the platform cannot be asked (an account without `lookUp`, LinkedIn), an unknown outcome is retried once only:
+ *   the retry is sent with `mayExist`, and the platform's refusal of a duplicate fails the schedule saying the post is
+ *   probably live. A post the platform confirmed earlier (its id stored) is never sent again.
  */
 
 export const MAX_RETRIES = 3;
@@ -37,6 +40,9 @@ interface Claimed {
   retryCount: number;
   /** Set when an earlier attempt began: the record may exist already, so it is looked up before anything is sent. */
   previousAttempt: Date | null;
+  /** Stored the moment the platform confirmed the post, by an earlier attempt when set at claim time. */
+  platformPostId: string | null;
+  releaseUrl: string | null;
 }
 
 export function publishScheduleTask(app: AppContext): Task {
@@ -53,7 +59,7 @@ async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefin
     FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before
     WHERE s.id = before.id AND s.status = 'SCHEDULED'
     RETURNING s.id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
-      s.created_at, s.retry_count, before.last_attempt AS previous_attempt`;
+      s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url`;
   return claimed;
 }
 
@@ -65,7 +71,7 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
   try {
     opened = await openAccount(app, schedule.integrationId, signal);
   } catch (error) {
-    if (error instanceof PlatformError) return fail(app, schedule, error);
+    if (error instanceof PlatformError) return fail(app, schedule, error, true);
     throw error;
   }
   const { account, label } = opened;
@@ -75,6 +81,7 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
   let parent: PublishedPost | undefined;
   try {
     if (schedule.threadRootScheduleId) {
+      if (!account.lookUp) throw permanent(`${label} posts cannot be threaded: publish this part as a post of its own`);
       // A part retried on its own replies under the records of the thread's first post and the part before it.
       root = (await account.lookUp(await keyOf(db, threadRoot))) ?? undefined;
       const before = await db<{ id: string }[]>`
@@ -93,7 +100,7 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
     }
   } catch (error) {
     if (!(error instanceof PlatformError)) throw error; // left PUBLISHING: recoverAbandoned settles it
-    await fail(app, schedule, error);
+    await fail(app, schedule, error, account.lookUp !== undefined);
   }
 }
 
@@ -101,15 +108,19 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
 async function publishOne(app: AppContext, account: PublishingAccount, schedule: Claimed, replyTo: { root: PublishedPost; parent: PublishedPost } | undefined) {
   const { db } = app;
   const key: PostKey = { scheduleId: schedule.id, createdAt: schedule.createdAt, kind: 'post' };
+  // Without lookUp, a retry may meet its own earlier post: the adapter reads a duplicate refusal as such.
+  const mayExist = !account.lookUp && schedule.previousAttempt !== null;
+  const confirmed = !account.lookUp && schedule.platformPostId ? { id: schedule.platformPostId, url: schedule.releaseUrl ?? '', ref: schedule.platformPostId } : null;
   const post =
-    (schedule.previousAttempt && (await account.lookUp(key))) ||
-    (await account.publish({ key, text: schedule.scheduledContent, settings: schedule.settings, replyTo }));
+    confirmed ||
+    (schedule.previousAttempt && account.lookUp && (await account.lookUp(key))) ||
+    (await account.publish({ key, text: schedule.scheduledContent, settings: schedule.settings, replyTo, mayExist }));
   // Stored the moment the platform confirms, before anything else can fail.
   await db`UPDATE schedules SET platform_post_id = ${post.id}, release_url = ${post.url}, updated_at = now() WHERE id = ${schedule.id}`;
   if (schedule.firstComment) {
     const commentKey: PostKey = { ...key, kind: 'firstComment' };
-    if (!(schedule.previousAttempt && (await account.lookUp(commentKey)))) {
-      await account.publish({ key: commentKey, text: schedule.firstComment, settings: schedule.settings, replyTo: { root: replyTo?.root ?? post, parent: post } });
+    if (!(schedule.previousAttempt && account.lookUp && (await account.lookUp(commentKey)))) {
+      await account.publish({ key: commentKey, text: schedule.firstComment, settings: schedule.settings, replyTo: { root: replyTo?.root ?? post, parent: post }, mayExist });
     }
   }
   await db`
@@ -119,10 +130,14 @@ async function publishOne(app: AppContext, account: PublishingAccount, schedule:
   return post;
 }
 
-/** What a failed attempt leaves: a later retry (transient, within bounds) or FAILED, with the parts after it. */
-async function fail(app: AppContext, schedule: Claimed, error: PlatformError): Promise<void> {
+/**
+ * What a failed attempt leaves: a later retry (transient, within bounds) or FAILED, with the parts after it. Where the
+ * platform cannot be asked (`canLookUp` false), an unknown outcome is retried only when it was the first attempt.
+ */
+async function fail(app: AppContext, schedule: Claimed, error: PlatformError, canLookUp: boolean): Promise<void> {
   const detail = app.db.json(error.detail as never);
-  const retry = (error.kind === 'transient' || error.kind === 'unknown') && schedule.retryCount < MAX_RETRIES;
+  const unknownAgain = error.kind === 'unknown' && !canLookUp && schedule.previousAttempt !== null;
+  const retry = (error.kind === 'transient' || error.kind === 'unknown') && schedule.retryCount < MAX_RETRIES && !unknownAgain;
   app.logger.warn(retry ? 'publish will be retried' : 'publish failed', {
     scheduleId: schedule.id,
     kind: error.kind,
@@ -141,7 +156,11 @@ async function fail(app: AppContext, schedule: Claimed, error: PlatformError): P
         run_at := now() + ${delayMs} * interval '1 millisecond', job_key := ${`${PUBLISH_TASK}:${schedule.id}`})`;
       return;
     }
-    const reason = error.kind === 'unknown' || error.kind === 'transient' ? `${error.message} (gave up after ${MAX_RETRIES} retries)` : error.message;
+    const reason = unknownAgain
+      ? `${error.message}, again; the post may be live, and this platform cannot be asked: check it before retrying`
+      : error.kind === 'unknown' || error.kind === 'transient'
+        ? `${error.message} (gave up after ${MAX_RETRIES} retries)`
+        : error.message;
     await tx`
       UPDATE schedules SET status = 'FAILED', failure_reason = ${reason}, failure_detail = ${detail}, updated_at = now()
       WHERE id = ${schedule.id} AND status = 'PUBLISHING'`;
@@ -149,12 +168,7 @@ async function fail(app: AppContext, schedule: Claimed, error: PlatformError): P
     await tx`
       UPDATE schedules SET status = 'FAILED', failure_reason = ${`Not published: part ${schedule.threadOrder} of the thread failed`}, updated_at = now()
       WHERE thread_root_schedule_id = ${root} AND thread_order > ${schedule.threadOrder} AND status = 'SCHEDULED'`;
-    if (error.kind === 'credentials') {
-      await tx`
-        UPDATE integrations SET token_status = 'REVOKED', connection_error_code = 'REFRESH_TOKEN_REVOKED',
-          connection_error = ${error.message}, updated_at = now()
-        WHERE id = ${schedule.integrationId}`;
-    }
+    if (error.kind === 'credentials') await markConnectionFailed(tx, schedule.integrationId, error);
   });
 }
 

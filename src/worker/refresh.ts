@@ -1,0 +1,28 @@
+import type { Task } from 'graphile-worker';
+import { z } from 'zod';
+import { renewCredentials } from '../accounts.js';
+import { PlatformError } from '../platforms/index.js';
+import type { AppContext } from '../registry/context.js';
+
+const Payload = z.strictObject({ integrationId: z.uuid() });
+
+/**
+ * The refresh-credentials task: refreshes a channel's access token before it expires (queued by enqueueRefresh in
+ * src/worker/jobs.ts when a refreshable token is stored, and again after each refresh). A channel gone, disconnected
+ * or revoked is left as it is; a refused refresh marks the channel (reconnect); a platform that did not answer throws,
+ * so graphile-worker retries the job with its own backoff.
+ */
+export function refreshCredentialsTask(app: AppContext): Task {
+  return async (payload, helpers) => {
+    const { integrationId } = Payload.parse(payload);
+    const [integration] = await app.db`
+      SELECT 1 FROM integrations WHERE id = ${integrationId} AND token_status = 'VALID' AND connect_status = 'ACTIVE' AND credentials IS NOT NULL`;
+    if (!integration) return;
+    try {
+      await renewCredentials(app, integrationId, helpers.abortSignal ?? new AbortController().signal);
+    } catch (error) {
+      if (!(error instanceof PlatformError) || error.kind === 'transient' || error.kind === 'unknown') throw error;
+      app.logger.warn('a channel\'s token could not be refreshed', { integrationId, reason: error.message, platformCode: error.detail.platformCode });
+    }
+  };
+}
