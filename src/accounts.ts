@@ -27,11 +27,37 @@ export async function openAccount(app: AppContext, integrationId: string, signal
   }
   const account = publisher.open(credentials, {
     signal,
+    timeoutMs: app.config.platformTimeoutMs,
     fetch: app.platformFetch,
     saveCredentials: async (renewed) => {
       await app.db`UPDATE integrations SET credentials = ${app.secrets.seal(Buffer.from(JSON.stringify(renewed)))}, updated_at = now()
         WHERE id = ${integrationId}`;
     },
   });
-  return { account, label };
+  return { account: refreshingWhenRefused(account), label };
+}
+
+/**
+ * The account whose calls, when the platform refuses its credentials (an expired or revoked session), renew them
+ * (refreshCredentials) and are made once more; nothing was written by a refused call, so repeating it is safe. A
+ * second refusal, or one of the renewal itself, is the caller's `credentials` failure (the channel is revoked).
+ */
+function refreshingWhenRefused(account: PublishingAccount): PublishingAccount {
+  const again =
+    <A extends unknown[], T>(call: (...args: A) => Promise<T>) =>
+    async (...args: A): Promise<T> => {
+      try {
+        return await call(...args);
+      } catch (error) {
+        if (!(error instanceof PlatformError) || error.kind !== 'credentials') throw error;
+        await account.refreshCredentials();
+        return call(...args);
+      }
+    };
+  return {
+    refreshCredentials: () => account.refreshCredentials(),
+    publish: again((post) => account.publish(post)),
+    lookUp: again((key) => account.lookUp(key)),
+    delete: again((postId) => account.delete(postId)),
+  };
 }

@@ -47,6 +47,12 @@ export interface OutgoingPost {
 
 /** One connected account, ready to act; built per job from its stored credentials. */
 export interface PublishingAccount {
+  /**
+   * Renews the credentials (Bluesky: the session, by its refresh token, else a new login with the app password) and
+   * stores them through `saveCredentials`; a PlatformError of kind `credentials` when the platform refuses them. The
+   * engine calls it when a call failed for credentials (src/accounts.ts), then makes the call once more.
+   */
+  refreshCredentials(): Promise<void>;
   publish(post: OutgoingPost): Promise<PublishedPost>;
   /** The post published under `key`, or null when the platform has none. */
   lookUp(key: PostKey): Promise<PublishedPost | null>;
@@ -55,15 +61,15 @@ export interface PublishingAccount {
 
 export interface Publisher {
   /** Checks the credentials against the platform (a login) and answers what to store. */
-  connect(input: ConnectInput, signal: AbortSignal): Promise<Connection>;
+  connect(input: ConnectInput, options: { signal: AbortSignal; timeoutMs: number }): Promise<Connection>;
   /**
-   * Acts as the account of `credentials`. Every request it makes ends when `signal` aborts, and goes through
-   * `fetch` when given (the global one otherwise). When the platform renews the session, `saveCredentials`
-   * receives what to store instead.
+   * Acts as the account of `credentials`. Every request it makes ends when `signal` aborts (the worker stopping) or
+   * after `timeoutMs` without an answer (PLATFORM_TIMEOUT_MS), and goes through `fetch` when given (the global one
+   * otherwise). When the platform renews the session, `saveCredentials` receives what to store instead.
    */
   open(
     credentials: unknown,
-    options: { signal: AbortSignal; saveCredentials(credentials: object): Promise<void>; fetch?: typeof fetch },
+    options: { signal: AbortSignal; timeoutMs: number; saveCredentials(credentials: object): Promise<void>; fetch?: typeof fetch },
   ): PublishingAccount;
 }
 
