@@ -3,6 +3,24 @@ import type { AppContext } from './registry/context.js';
 
 const noDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
 
+interface Opened {
+  sealed: Buffer;
+  fetch: typeof fetch | undefined;
+  timeoutMs: number;
+  account: PublishingAccount;
+}
+
+/**
+ * Accounts opened under a signal, by integration. Every job of a worker is given its pool's signal, so the jobs of
+ * a channel share one client: building @atproto/api's client costs more CPU than a publish to a fast platform, and
+ * a shared one keeps its session in memory. An entry serves while the stored credentials are the same bytes (a
+ * reconnect, a revocation or a session another process renewed make a new one); a request's own signal (DELETE
+ * /schedules/{id}) makes an entry no one else finds.
+ */
+const openedUnder = new WeakMap<AbortSignal, Map<string, Opened>>();
+/** Channels kept open per worker; the oldest opened is dropped past it. */
+const MAX_OPEN = 1000;
+
 /**
  * The connected account of an integration, ready to act, its renewed sessions stored back sealed; or a
  * PlatformError saying why it cannot act (not connected, revoked, unreadable credentials), without a platform call.
@@ -18,23 +36,36 @@ export async function openAccount(app: AppContext, integrationId: string, signal
   if (integration!.tokenStatus === 'REVOKED') {
     throw new PlatformError('credentials', `${label} no longer accepts this channel's credentials: reconnect the channel, then retry`, noDetail);
   }
+  const sealed = integration!.credentials;
+  let opened = openedUnder.get(signal);
+  if (!opened) openedUnder.set(signal, (opened = new Map()));
+  const cached = opened.get(integrationId);
+  if (cached && cached.sealed.equals(sealed) && cached.fetch === app.platformFetch && cached.timeoutMs === app.config.platformTimeoutMs) {
+    return { account: cached.account, label };
+  }
   let credentials: unknown;
   try {
-    credentials = JSON.parse(app.secrets.open(integration!.credentials).toString('utf8'));
+    credentials = JSON.parse(app.secrets.open(sealed).toString('utf8'));
   } catch {
     // Sealed under another ENCRYPTION_KEY (or altered): only connecting again can mend it.
     throw new PlatformError('credentials', 'This channel\'s stored credentials cannot be read with this ENCRYPTION_KEY: reconnect the channel, then retry', noDetail);
   }
+  const entry: Opened = { sealed, fetch: app.platformFetch, timeoutMs: app.config.platformTimeoutMs, account: undefined as never };
   const account = publisher.open(credentials, {
     signal,
-    timeoutMs: app.config.platformTimeoutMs,
-    fetch: app.platformFetch,
+    timeoutMs: entry.timeoutMs,
+    fetch: entry.fetch,
     saveCredentials: async (renewed) => {
-      await app.db`UPDATE integrations SET credentials = ${app.secrets.seal(Buffer.from(JSON.stringify(renewed)))}, updated_at = now()
-        WHERE id = ${integrationId}`;
+      const resealed = app.secrets.seal(Buffer.from(JSON.stringify(renewed)));
+      await app.db`UPDATE integrations SET credentials = ${resealed}, updated_at = now() WHERE id = ${integrationId}`;
+      entry.sealed = resealed; // what the next job reads: it goes on with this account
     },
   });
-  return { account: refreshingWhenRefused(account), label };
+  entry.account = refreshingWhenRefused(account);
+  opened.delete(integrationId);
+  opened.set(integrationId, entry);
+  if (opened.size > MAX_OPEN) opened.delete(opened.keys().next().value!);
+  return { account: entry.account, label };
 }
 
 /**

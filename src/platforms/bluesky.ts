@@ -181,7 +181,11 @@ const publisher: Publisher = {
     /** Runs `call` in the session; what fails is classified (a credentials failure is for the engine to refresh). */
     const withSession = async <T>(call: () => Promise<T>, write: boolean): Promise<T> => {
       try {
-        ready ??= start();
+        // A start that failed is tried again by the next call (the account may serve many jobs: src/accounts.ts).
+        ready ??= start().catch((error: unknown) => {
+          ready = undefined;
+          throw error;
+        });
         await ready;
         return await call();
       } catch (error) {

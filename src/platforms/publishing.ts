@@ -45,7 +45,7 @@ export interface OutgoingPost {
   replyTo?: { root: PublishedPost; parent: PublishedPost };
 }
 
-/** One connected account, ready to act; built per job from its stored credentials. */
+/** One connected account, ready to act, built from its stored credentials; the jobs of a worker share it, so calls may overlap. */
 export interface PublishingAccount {
   /**
    * Renews the credentials (Bluesky: the session, by its refresh token, else a new login with the app password) and
