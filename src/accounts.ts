@@ -3,6 +3,13 @@ import type { AppContext } from './registry/context.js';
 
 const noDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
 
+/** What opening an account reads of an integration. */
+export interface StoredIntegration {
+  platform: Platform;
+  tokenStatus: string;
+  credentials: Buffer | null;
+}
+
 interface Opened {
   sealed: Buffer;
   fetch: typeof fetch | undefined;
@@ -25,8 +32,14 @@ const MAX_OPEN = 1000;
  * The connected account of an integration, ready to act, its renewed sessions stored back sealed; or a
  * PlatformError saying why it cannot act (not connected, revoked, unreadable credentials), without a platform call.
  */
-export async function openAccount(app: AppContext, integrationId: string, signal: AbortSignal): Promise<{ account: PublishingAccount; label: string }> {
-  const [integration] = await app.db<{ platform: Platform; tokenStatus: string; credentials: Buffer | null }[]>`
+export async function openAccount(
+  app: AppContext,
+  integrationId: string,
+  signal: AbortSignal,
+  /** The integration's row when the caller read it already (the worker's claim does): saves a query per job. */
+  row?: StoredIntegration,
+): Promise<{ account: PublishingAccount; label: string }> {
+  const [integration] = row ? [row] : await app.db<StoredIntegration[]>`
     SELECT platform, token_status, credentials FROM integrations WHERE id = ${integrationId}`;
   const { publisher, label } = platforms[integration!.platform];
   if (!publisher) throw new PlatformError('permanent', `${label} cannot be published to yet`, noDetail);

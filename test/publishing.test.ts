@@ -145,6 +145,22 @@ describe('connecting a Bluesky account', () => {
     expect(unknown.json.message).toBe('platform: unknown platform "MYSPACE"; supported: BLUESKY');
   });
 
+  it('refuses a link past its 15 minutes, even signed by this service', async () => {
+    const url = new URL(await connectLink());
+    const [payload] = url.searchParams.get('state')!.split('.');
+    const state = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+    state.e = Date.now() - 1000;
+    const expiredPayload = Buffer.from(JSON.stringify(state)).toString('base64url');
+    const secrets = secretsFrom(parseEncryptionKey(service.service.core.app.config.encryptionKey!));
+    const expired = `${service.base}/connect/bluesky?state=${encodeURIComponent(`${expiredPayload}.${secrets.sign(expiredPayload)}`)}`;
+    const page = await fetch(expired);
+    expect(page.status).toBe(400);
+    expect(await page.text()).toContain('expired');
+    const posted = await submit(expired, { handle: account.handle, appPassword: account.appPassword, serviceUrl: account.pdsUrl });
+    expect(posted.status).toBe(400);
+    expect(await posted.text()).toContain('expired');
+  });
+
   it('from a shell: npm run admin -- connect-bluesky reconnects the same account', async () => {
     const env = { DATABASE_URL: service.databaseUrl, ENCRYPTION_KEY: service.service.core.app.config.encryptionKey! };
     const bad = await admin(['connect-bluesky', '--workspace', ws.workspaceId, '--handle', account.handle, '--app-password', 'nope', '--service-url', account.pdsUrl], env);
@@ -536,6 +552,29 @@ describe('moves, timeouts and sessions', () => {
     }
   });
 
+  it('content the platform refuses (400) fails at once, without a retry, with what the platform said', async () => {
+    const app = service.service.core.app;
+    app.platformFetch = async (input, init) =>
+      urlOf(input).includes('/xrpc/com.atproto.repo.createRecord')
+        ? json(400, { error: 'InvalidRequest', message: 'Invalid app.bsky.feed.post record: Record/text must not be longer than 300 graphemes' }, { 'x-trace-id': 'trace-123' })
+        : fetch(input, init);
+    try {
+      const schedules = await createPost({ content: 'Refused by the platform', thread: [{ content: 'Not sent either' }] }, [integrationId]);
+      const [first, part] = await settled(schedules.map((schedule) => schedule.id));
+      expect(first).toMatchObject({
+        status: 'FAILED',
+        retryCount: 0,
+        failureReason: 'Bluesky refused the post: Invalid app.bsky.feed.post record: Record/text must not be longer than 300 graphemes',
+        failureDetail: { status: 400, platformCode: 'InvalidRequest', traceId: 'trace-123', platformMessage: expect.stringContaining('300 graphemes') },
+      });
+      expect(part).toMatchObject({ status: 'FAILED', failureReason: 'Not published: part 0 of the thread failed' });
+      expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${`publish-schedule:${schedules[0]!.id}`}`).toEqual([]);
+      expect(await textsOf(account, 'Refused by the platform')).toEqual([]);
+    } finally {
+      app.platformFetch = undefined;
+    }
+  });
+
   it('a platform that never answers is abandoned after PLATFORM_TIMEOUT_MS: looked up, then retried, or found published', async () => {
     const app = service.service.core.app;
     const timeoutBefore = app.config.platformTimeoutMs;
@@ -615,7 +654,7 @@ describe('moves, timeouts and sessions', () => {
       expect(calls).toContain('com.atproto.server.refreshSession');
       expect(calls).not.toContain('com.atproto.server.createSession');
       const refreshed = await storedSession();
-      expect(refreshed.accessJwt).not.toBe(connected.accessJwt);
+      expect(refreshed.refreshJwt).not.toBe(connected.refreshJwt); // an access token made in the same second can be the same string
 
       calls.length = 0;
       expire = 'refresh token too';

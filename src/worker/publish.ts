@@ -1,7 +1,7 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Database, Sql } from '../db/index.js';
-import { openAccount } from '../accounts.js';
+import { openAccount, type StoredIntegration } from '../accounts.js';
 import { PlatformError, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { PUBLISH_TASK } from './jobs.js';
@@ -39,6 +39,10 @@ interface Claimed {
   previousAttempt: Date | null;
   /** Whether a thread part follows this schedule (saves a claim that would find none). */
   hasNextPart: boolean;
+  /** Its channel's platform and credentials, read with the claim (saves a query per job). */
+  platform: StoredIntegration['platform'];
+  tokenStatus: string;
+  credentials: Buffer | null;
 }
 
 export function publishScheduleTask(app: AppContext): Task {
@@ -52,13 +56,14 @@ export function publishScheduleTask(app: AppContext): Task {
 async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefined> {
   const [claimed] = await db<Claimed[]>`
     UPDATE schedules s SET status = 'PUBLISHING', last_attempt = now(), updated_at = now()
-    FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before
+    FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before, integrations i
     -- Due, too: a job taken just before a reschedule moved its schedule later must leave it to the new job.
-    WHERE s.id = before.id AND s.status = 'SCHEDULED' AND s.scheduled_at <= now()
+    WHERE s.id = before.id AND s.status = 'SCHEDULED' AND s.scheduled_at <= now() AND i.id = s.integration_id
     RETURNING s.id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
       s.created_at, s.retry_count, before.last_attempt AS previous_attempt,
       EXISTS (SELECT 1 FROM schedules n WHERE n.thread_root_schedule_id = coalesce(s.thread_root_schedule_id, s.id)
-        AND n.thread_order = s.thread_order + 1) AS has_next_part`;
+        AND n.thread_order = s.thread_order + 1) AS has_next_part,
+      i.platform, i.token_status, i.credentials`;
   return claimed;
 }
 
@@ -68,7 +73,7 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
   if (!schedule) return;
   let opened: Awaited<ReturnType<typeof openAccount>>;
   try {
-    opened = await openAccount(app, schedule.integrationId, signal);
+    opened = await openAccount(app, schedule.integrationId, signal, schedule);
   } catch (error) {
     if (error instanceof PlatformError) return fail(app, schedule, error, signal);
     throw error;
