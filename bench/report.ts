@@ -199,7 +199,7 @@ export function renderPublishing(report: PublishingReport): string {
   return [
     `Publishing engine: the service's worker (concurrency ${report.workerConcurrency}, polling every ${report.pollIntervalMs} ms); ` +
       `delay = the record's createdAt (set right before the call) − scheduledAt, over schedules due evenly within the spread; ` +
-      `throughput = schedules due at once / (last publishedAt − the time they became due). graphile-worker's empty jobs: ` +
+      `throughput = schedules due at once / (last publishedAt − the commit that made them due). graphile-worker's empty jobs: ` +
       `${report.emptyJobs.jobs} at once, same concurrency and polling, ${fixed(report.emptyJobs.perSecond, 0)} jobs/s.`,
     '',
     '| Target | schedules (delay) | spread s | delay p50 ms | delay p99 ms | delay max ms | schedules (throughput) | published/s |',
