@@ -63,3 +63,9 @@ export async function createTags(env: NodeJS.ProcessEnv, workspaceId: string, co
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
+
+/** `connect-bluesky`: checks the account against `serviceUrl` and stores its credentials sealed; the integration's id. */
+export async function connectBluesky(env: NodeJS.ProcessEnv, workspaceId: string, handle: string, appPassword: string, serviceUrl: string): Promise<string> {
+  const args = ['connect-bluesky', '--workspace', workspaceId, '--handle', handle, '--app-password', appPassword, '--service-url', serviceUrl];
+  return (await adminJson<{ id: string }>(env, args)).id;
+}

@@ -15,6 +15,8 @@ export const CALENDAR_PAGE = 20;
 
 export interface Database {
   sql: postgres.Sql;
+  /** Its connection string, for graphile-worker's own runner (bench/publishing.ts). */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -24,9 +26,11 @@ export interface Database {
  */
 export async function openDatabase(env: NodeJS.ProcessEnv): Promise<Database> {
   const embedded = env.DATABASE_URL ? undefined : await startEmbeddedPostgres(env.DATA_DIR!, createLogger('warn'));
-  const sql = postgres(env.DATABASE_URL || embedded!.url, { max: 1, onnotice: () => {}, connection: { application_name: 'postwise bench' } });
+  const url = env.DATABASE_URL || embedded!.url;
+  const sql = postgres(url, { max: 1, onnotice: () => {}, connection: { application_name: 'postwise bench' } });
   return {
     sql,
+    url,
     async close() {
       await sql.end({ timeout: 5 });
       await embedded?.stop();

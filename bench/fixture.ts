@@ -9,7 +9,7 @@ import { bootstrap, createIntegration, createTags, defineGenerousPlan, type Work
 
 export const PLAN = 'bench';
 /** Posts a month per platform, and requests a minute: far more than any run can spend (the admin command takes up to nine digits). */
-const ALLOWANCE = 100_000_000;
+export const ALLOWANCE = 100_000_000;
 /** Admin commands at once while making tags: each is a node process of its own. */
 const ADMIN_CONCURRENCY = 4;
 /** Posts of the lists workspace: three pages of GET /posts, each post on both channels. */

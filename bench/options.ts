@@ -1,5 +1,6 @@
 /** Command-line options of `npm run bench`. */
 import { parseArgs } from 'node:util';
+import type { PublishingOptions } from './publishing.js';
 
 export interface Options {
   quick: boolean;
@@ -11,15 +12,24 @@ export interface Options {
   calendarSchedules: number;
   /** How long the soak runs (bench/soak.ts). */
   soakSeconds: number;
+  /** The request scenarios, the publishing engine's, or (undefined) both. */
+  only: 'http' | 'publishing' | undefined;
+  publishing: PublishingOptions;
 }
 
-const usage = `Usage: npm run bench -- [--quick] [--runs N] [--warmup SECONDS] [--duration SECONDS] [--calendar-schedules N] [--soak SECONDS]
+const usage = `Usage: npm run bench -- [--quick] [--only http|publishing] [--runs N] [--warmup SECONDS] [--duration SECONDS]
+                          [--calendar-schedules N] [--soak SECONDS] [--publish-schedules N] [--pds-schedules N]
+                          [--publish-spread SECONDS]
 
-  --quick                 one short run per scenario (1 s warm-up, 2 s measured) and a calendar of 20,000
-                          schedules, as a smoke test; results go to bench/.tmp/results-quick.json instead of
-                          bench/results.json
+  --quick                 one short run per scenario (1 s warm-up, 2 s measured), a calendar of 20,000 schedules,
+                          a 20 s soak, and 200 schedules (50 on the PDS) due within 10 s, as a smoke test; results
+                          go to bench/.tmp/results-quick.json instead of bench/results.json
+  --only http|publishing  the request scenarios (with the soak) only, or the publishing engine's only
   --calendar-schedules N  schedules in the calendar workspace (1,000,000 unless --quick), a multiple of 10
-  --soak SECONDS          how long the soak of keys at their rate limits runs (180 s, or 20 s with --quick)`;
+  --soak SECONDS          how long the soak of keys at their rate limits runs (180 s, or 20 s with --quick)
+  --publish-schedules N   schedules of each publishing set against the loopback endpoint (1,000 unless --quick)
+  --pds-schedules N       the same against the real PDS (1,000 unless --quick)
+  --publish-spread S      the delay set is due evenly within S seconds (60 unless --quick)`;
 
 export function parseOptions(argv: string[]): Options {
   let values;
@@ -33,6 +43,10 @@ export function parseOptions(argv: string[]): Options {
         duration: { type: 'string' },
         'calendar-schedules': { type: 'string' },
         soak: { type: 'string' },
+        only: { type: 'string' },
+        'publish-schedules': { type: 'string' },
+        'pds-schedules': { type: 'string' },
+        'publish-spread': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -46,8 +60,12 @@ export function parseOptions(argv: string[]): Options {
   }
   // A smaller calendar keeps the quick pass (CI runs it) fast: the bulk insert of a million rows takes minutes.
   const defaults = values.quick
-    ? { runs: 1, warmup: 1, duration: 2, calendarSchedules: 20_000, soak: 20 }
-    : { runs: 3, warmup: 3, duration: 10, calendarSchedules: 1_000_000, soak: 180 };
+    ? { runs: 1, warmup: 1, duration: 2, calendarSchedules: 20_000, soak: 20, publishSchedules: 200, pdsSchedules: 50, publishSpread: 10 }
+    : { runs: 3, warmup: 3, duration: 10, calendarSchedules: 1_000_000, soak: 180, publishSchedules: 1000, pdsSchedules: 1000, publishSpread: 60 };
+  if (values.only !== undefined && values.only !== 'http' && values.only !== 'publishing') {
+    console.error(`--only must be http or publishing, got "${values.only}"\n\n${usage}`);
+    process.exit(2);
+  }
   const calendarSchedules = positive('calendar-schedules', values['calendar-schedules'], defaults.calendarSchedules);
   if (calendarSchedules % 10 !== 0 || calendarSchedules < 100) {
     console.error(`--calendar-schedules must be a multiple of 10, at least 100 (ten channels; two full pages and more), got ${calendarSchedules}\n\n${usage}`);
@@ -61,6 +79,12 @@ export function parseOptions(argv: string[]): Options {
     connections: 32,
     calendarSchedules,
     soakSeconds: positive('soak', values.soak, defaults.soak),
+    only: values.only,
+    publishing: {
+      schedules: positive('publish-schedules', values['publish-schedules'], defaults.publishSchedules),
+      pdsSchedules: positive('pds-schedules', values['pds-schedules'], defaults.pdsSchedules),
+      spreadSeconds: positive('publish-spread', values['publish-spread'], defaults.publishSpread),
+    },
   };
 }
 

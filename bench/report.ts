@@ -2,6 +2,7 @@
 import { cpus } from 'node:os';
 import type { LoadResult } from './load.js';
 import type { Options } from './options.js';
+import type { PublishingFigures } from './publishing.js';
 import type { Scenario, ScenarioId } from './scenarios.js';
 import type { BurstFigures, SoakFigures } from './soak.js';
 
@@ -208,4 +209,48 @@ function renderSoak(soak: SoakFigures, burst: BurstFigures): string[] {
       `the 201s ${burst.sameAnswers ? 'all the same answer' : 'differ'}.`,
     ...(soak.problems.length + burst.problems.length ? ['', `Problems: ${[...soak.problems, ...burst.problems].join('; ')}.`] : []),
   ];
+}
+
+export interface PublishingReport extends PublishingFigures {
+  ratios: Ratio[];
+}
+
+/** The engine's targets (issue 14), against the loopback endpoint: the PDS figures are reported beside them. */
+export function publishingReport(figures: PublishingFigures): PublishingReport {
+  const loopback = figures.targets.find((target) => target.id === 'loopback')!;
+  const p99 = loopback.delay.p99Ms;
+  const rate = loopback.throughput.perSecond / figures.emptyJobs.perSecond;
+  return {
+    ...figures,
+    ratios: [
+      { id: 'publishDelayP99', description: 'p99 delay from scheduledAt to the platform call, ms (loopback)', value: p99, comparison: '<=', target: 1000, met: p99 <= 1000 },
+      {
+        id: 'publishThroughputVsEmptyJobs',
+        description: 'schedules published a second (loopback) / graphile-worker empty jobs a second',
+        value: rate,
+        comparison: '>=',
+        target: 0.5,
+        met: rate >= 0.5,
+      },
+    ],
+  };
+}
+
+export function renderPublishing(report: PublishingReport): string {
+  return [
+    `Publishing engine: the service's worker (concurrency ${report.workerConcurrency}, polling every ${report.pollIntervalMs} ms); ` +
+      `delay = the record's createdAt (set right before the call) − scheduledAt, over schedules due evenly within the spread; ` +
+      `throughput = schedules due at once / (last publishedAt − the commit that made them due). graphile-worker's empty jobs: ` +
+      `${report.emptyJobs.jobs} at once, same concurrency and polling, ${fixed(report.emptyJobs.perSecond, 0)} jobs/s.`,
+    '',
+    '| Target | schedules (delay) | spread s | delay p50 ms | delay p99 ms | delay max ms | schedules (throughput) | published/s |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|',
+    ...report.targets.map((t) =>
+      row([t.title, t.delay.schedules, t.delay.spreadSeconds, fixed(t.delay.p50Ms, 0), fixed(t.delay.p99Ms, 0), fixed(t.delay.maxMs, 0), t.throughput.schedules, fixed(t.throughput.perSecond, 0)]),
+    ),
+    '',
+    '| Ratio | Value | Target | Met |',
+    '|---|--:|--:|---|',
+    ...report.ratios.map((r) => row([r.description, fixed(r.value, 2), `${r.comparison === '>=' ? '≥' : '≤'} ${r.target}`, r.met ? 'yes' : 'no'])),
+  ].join('\n');
 }

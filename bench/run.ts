@@ -1,7 +1,9 @@
 /**
- * `npm run bench [-- --quick]`: the service's request pipeline against a bare Express app serving the same
- * bytes, over REST and MCP; creates; a calendar page at the start and at the end of a million schedules; and a
- * soak of several keys at their rate limits, with 20 parallel creates under one Idempotency-Key (bench/soak.ts).
+ * `npm run bench [-- --quick] [-- --only http|publishing]`: the service's request pipeline against a bare Express
+ * app serving the same bytes, over REST and MCP; creates; a calendar page at the start and at the end of a million
+ * schedules; a soak of several keys at their rate limits, with 20 parallel creates under one Idempotency-Key
+ * (bench/soak.ts); and the publishing engine (bench/publishing.ts): delay past scheduledAt and schedules a second,
+ * beside graphile-worker's empty-job rate.
  * Starts the service as `npm start` does (embedded Postgres in a temporary DATA_DIR, or DATABASE_URL when set),
  * makes its workspaces through the admin command and REST (bench/fixture.ts) and the big calendar with SQL
  * (bench/calendar.ts), then times each scenario with autocannon in a child process. Prints a markdown table and
@@ -15,7 +17,8 @@ import { makeFixture } from './fixture.js';
 import { measure } from './load.js';
 import { parseOptions, type Options } from './options.js';
 import { rssMb } from './procs.js';
-import { buildReport, figuresOf, hasErrors, renderMarkdown, type Run, type ScenarioFigures } from './report.js';
+import { measurePublishing } from './publishing.js';
+import { buildReport, figuresOf, hasErrors, publishingReport, renderMarkdown, renderPublishing, type PublishingReport, type Report, type Run, type ScenarioFigures } from './report.js';
 import { checkScenario, fetchBytes, POSTS_PATH, scenarios, SCHEDULES_PATH, USERS_ME_PATH } from './scenarios.js';
 import { startService, type RunningService } from './service.js';
 import { runSoak, type BurstFigures, type SoakFigures } from './soak.js';
@@ -105,6 +108,15 @@ async function measureAll(options: Options, service: RunningService): Promise<{ 
   return { calendar, figures: list.map((scenario) => figuresOf(scenario, runs.get(scenario.id)!, rssAtStart.get(scenario.id))) };
 }
 
+async function measureEngine(options: Options, service: RunningService): Promise<PublishingReport> {
+  const database = await openDatabase(service.env);
+  try {
+    return publishingReport(await measurePublishing(options.publishing, service, database, progress));
+  } finally {
+    await database.close();
+  }
+}
+
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   progress(`starting the service (${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded Postgres in a temporary DATA_DIR'})`);
@@ -114,13 +126,15 @@ async function main(): Promise<number> {
     stoppedCleanly = (await service.stop()).clean;
   });
 
-  let calendar: Calendar;
-  let figures: ScenarioFigures[];
-  let soaked: { soak: SoakFigures; burst: BurstFigures };
+  let measured: { calendar: Calendar; figures: ScenarioFigures[]; soaked: { soak: SoakFigures; burst: BurstFigures } } | undefined;
+  let publishing: PublishingReport | undefined;
   try {
-    ({ calendar, figures } = await measureAll(options, service));
-    // After the timed scenarios, so its load does not disturb them; on the same service, in the same run.
-    soaked = await runSoak(service, options.soakSeconds, progress);
+    if (options.only !== 'publishing') {
+      const { calendar, figures } = await measureAll(options, service);
+      // After the timed scenarios, so its load does not disturb them; on the same service, in the same run.
+      measured = { calendar, figures, soaked: await runSoak(service, options.soakSeconds, progress) };
+    }
+    if (options.only !== 'http') publishing = await measureEngine(options, service);
   } catch (error) {
     progress(`failed: ${(error as Error).message}\n--- service stderr (tail) ---\n${service.stderrTail()}`);
     return 1;
@@ -129,17 +143,28 @@ async function main(): Promise<number> {
   }
   if (!stoppedCleanly) progress('warning: the service did not stop cleanly on SIGTERM');
 
-  const { schedules, posts, insertSeconds, analyzeSeconds } = calendar;
-  const report = buildReport(options, TAGS, { schedules, posts, insertSeconds, analyzeSeconds }, figures, soaked, stoppedCleanly);
-  console.log(renderMarkdown(report));
-  const file = options.quick ? 'bench/.tmp/results-quick.json' : 'bench/results.json';
+  let report: Report | undefined;
+  if (measured) {
+    const { schedules, posts, insertSeconds, analyzeSeconds } = measured.calendar;
+    report = buildReport(options, TAGS, { schedules, posts, insertSeconds, analyzeSeconds }, measured.figures, measured.soaked, stoppedCleanly);
+    console.log(renderMarkdown(report));
+  }
+  if (publishing) console.log(`${report ? '\n' : ''}${renderPublishing(publishing)}`);
+  // A partial run (--only) never replaces the full results.
+  const file = options.only
+    ? `bench/.tmp/results-${options.only}${options.quick ? '-quick' : ''}.json`
+    : options.quick
+      ? 'bench/.tmp/results-quick.json'
+      : 'bench/results.json';
   const url = new URL(`../${file}`, import.meta.url);
   mkdirSync(new URL('.', url), { recursive: true });
-  writeFileSync(url, `${JSON.stringify(report, null, 2)}\n`);
+  const written = { ...(report ?? { date: new Date().toISOString(), quick: options.quick, node: process.version, serviceStoppedCleanly: stoppedCleanly }), publishing };
+  writeFileSync(url, `${JSON.stringify(written, null, 2)}\n`);
   progress(`results written to ${file}`);
 
-  for (const scenario of figures.filter(hasErrors)) progress(`errors in "${scenario.title}": ${JSON.stringify(scenario.errors)}`);
-  for (const problem of [...soaked.soak.problems, ...soaked.burst.problems]) progress(`soak: ${problem}`);
+  if (!report) return 0;
+  for (const scenario of measured!.figures.filter(hasErrors)) progress(`errors in "${scenario.title}": ${JSON.stringify(scenario.errors)}`);
+  for (const problem of [...measured!.soaked.soak.problems, ...measured!.soaked.burst.problems]) progress(`soak: ${problem}`);
   if (report.errors) progress(`--- service stderr (tail) ---\n${service.stderrTail()}`);
   return report.errors ? 1 : 0;
 }

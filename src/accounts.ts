@@ -5,12 +5,44 @@ import { enqueueRefresh } from './worker/jobs.js';
 
 const noDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
 
+/** What opening an account reads of an integration. */
+export interface StoredIntegration {
+  platform: Platform;
+  tokenStatus: string;
+  connectStatus: string;
+  credentials: Buffer | null;
+}
+
+interface Opened {
+  sealed: Buffer;
+  fetch: typeof fetch | undefined;
+  timeoutMs: number;
+  account: PublishingAccount;
+}
+
+/**
+ * Accounts opened under a signal, by integration. Every job of a worker is given its pool's signal, so the jobs of
+ * a channel share one client: building @atproto/api's client costs more CPU than a publish to a fast platform, and
+ * a shared one keeps its session in memory. An entry serves while the stored credentials are the same bytes (a
+ * reconnect, a revocation or a session another process renewed make a new one); a request's own signal (DELETE
+ * /schedules/{id}) makes an entry no one else finds.
+ */
+const openedUnder = new WeakMap<AbortSignal, Map<string, Opened>>();
+/** Channels kept open per worker; the oldest opened is dropped past it. */
+const MAX_OPEN = 1000;
+
 /**
  * The connected account of an integration, ready to act, its renewed credentials stored back sealed; or a
  * PlatformError saying why it cannot act (not connected, revoked, expired, unreadable credentials), without a platform call.
  */
-export async function openAccount(app: AppContext, integrationId: string, signal: AbortSignal): Promise<{ account: PublishingAccount; label: string }> {
-  const [integration] = await app.db<{ platform: Platform; tokenStatus: string; connectStatus: string; credentials: Buffer | null }[]>`
+export async function openAccount(
+  app: AppContext,
+  integrationId: string,
+  signal: AbortSignal,
+  /** The integration's row when the caller read it already (the worker's claim does): saves a query per job. */
+  row?: StoredIntegration,
+): Promise<{ account: PublishingAccount; label: string }> {
+  const [integration] = row ? [row] : await app.db<StoredIntegration[]>`
     SELECT platform, token_status, connect_status, credentials FROM integrations WHERE id = ${integrationId}`;
   const { publisher, label } = platforms[integration!.platform];
   if (!publisher) throw new PlatformError('permanent', `${label} cannot be published to yet`, noDetail);
@@ -27,34 +59,74 @@ export async function openAccount(app: AppContext, integrationId: string, signal
       code: integration!.tokenStatus === 'REVOKED' ? 'REFRESH_TOKEN_REVOKED' : 'ACCESS_TOKEN_EXPIRED',
     });
   }
+  const sealed = integration!.credentials;
+  let opened = openedUnder.get(signal);
+  if (!opened) openedUnder.set(signal, (opened = new Map()));
+  const cached = opened.get(integrationId);
+  if (cached && cached.sealed.equals(sealed) && cached.fetch === app.platformFetch && cached.timeoutMs === app.config.platformTimeoutMs) {
+    return { account: cached.account, label };
+  }
   let credentials: unknown;
   try {
-    credentials = JSON.parse(app.secrets.open(integration!.credentials).toString('utf8'));
+    credentials = JSON.parse(app.secrets.open(sealed).toString('utf8'));
   } catch {
     // Sealed under another ENCRYPTION_KEY (or altered): only connecting again can mend it.
     throw new PlatformError('credentials', 'This channel\'s stored credentials cannot be read with this ENCRYPTION_KEY: reconnect the channel, then retry', noDetail);
   }
+  const entry: Opened = { sealed, fetch: app.platformFetch, timeoutMs: app.config.platformTimeoutMs, account: undefined as never };
   const account = publisher.open(credentials, {
     signal,
+    timeoutMs: entry.timeoutMs,
     config: app.config,
-    fetch: app.platformFetch,
+    fetch: entry.fetch,
     saveCredentials: async (renewed, expiresAt) => {
-      const sealed = app.secrets.seal(Buffer.from(JSON.stringify(renewed)));
+      const resealed = app.secrets.seal(Buffer.from(JSON.stringify(renewed)));
       await app.db.begin(async (tx) => {
         if (expiresAt === undefined) {
-          await tx`UPDATE integrations SET credentials = ${sealed}, updated_at = now() WHERE id = ${integrationId}`;
+          await tx`UPDATE integrations SET credentials = ${resealed}, updated_at = now() WHERE id = ${integrationId}`;
           return;
         }
         // A new token: the channel is healthy again, and its next refresh is queued.
         const [row] = await tx<{ autoRefreshUnavailable: boolean }[]>`
-          UPDATE integrations SET credentials = ${sealed}, expires_at = ${expiresAt}, token_status = 'VALID', connection_error_code = NULL,
+          UPDATE integrations SET credentials = ${resealed}, expires_at = ${expiresAt}, token_status = 'VALID', connection_error_code = NULL,
             connection_error = NULL, last_validated_at = now(), updated_at = now()
           WHERE id = ${integrationId} RETURNING auto_refresh_unavailable`;
         if (expiresAt && row && !row.autoRefreshUnavailable) await enqueueRefresh(tx, integrationId, expiresAt);
       });
+      entry.sealed = resealed; // what the next job reads: it goes on with this account
     },
   });
-  return { account, label };
+  entry.account = refreshingWhenRefused(account);
+  opened.delete(integrationId);
+  opened.set(integrationId, entry);
+  if (opened.size > MAX_OPEN) opened.delete(opened.keys().next().value!);
+  return { account: entry.account, label };
+}
+
+/**
+ * The account whose calls, when the platform refuses its credentials (an expired or revoked session), renew them
+ * (refreshCredentials) and are made once more; nothing was written by a refused call, so repeating it is safe. A
+ * second refusal, or one of the renewal itself, is the caller's `credentials` failure (the channel is revoked).
+ */
+function refreshingWhenRefused(account: PublishingAccount): PublishingAccount {
+  const again =
+    <A extends unknown[], T>(call: (...args: A) => Promise<T>) =>
+    async (...args: A): Promise<T> => {
+      try {
+        return await call(...args);
+      } catch (error) {
+        if (!(error instanceof PlatformError) || error.kind !== 'credentials') throw error;
+        await account.refreshCredentials();
+        return call(...args);
+      }
+    };
+  return {
+    refreshCredentials: () => account.refreshCredentials(),
+    publish: again((post) => account.publish(post)),
+    // Absent where the platform cannot be asked (see PublishingAccount.lookUp): the engine reads its absence.
+    ...(account.lookUp && { lookUp: again(account.lookUp.bind(account)) }),
+    delete: again((postId) => account.delete(postId)),
+  };
 }
 
 /** What a `credentials` failure leaves on the channel: its tokenStatus, connectionErrorCode and connectionError. */
@@ -74,7 +146,7 @@ export async function markConnectionFailed(db: Sql, integrationId: string, error
 export async function renewCredentials(app: AppContext, integrationId: string, signal: AbortSignal): Promise<void> {
   const { account } = await openAccount(app, integrationId, signal);
   try {
-    await account.renew?.();
+    await account.refreshCredentials();
   } catch (error) {
     if (error instanceof PlatformError && error.kind === 'credentials') await markConnectionFailed(app.db, integrationId, error);
     throw error;

@@ -89,7 +89,7 @@ const operatorCommands: Record<string, (core: Core, options: Options) => Promise
         password: required(o, 'app-password'),
         serviceUrl: typeof o['service-url'] === 'string' ? o['service-url'] : core.app.config.blueskyServiceUrl,
       },
-      AbortSignal.timeout(30_000),
+      new AbortController().signal,
     );
     if ('refused' in connected) throw new CommandError({ code: 'VALIDATION_ERROR', message: connected.refused });
     const [integration] = await selectIntegrations(core.db, workspaceId, connected.integrationId);

@@ -14,6 +14,8 @@ export interface Config {
   /** How often buffered usage events are written to the database. */
   usageFlushMs: number;
   workerConcurrency: number;
+  /** How often an idle worker looks for due jobs: the most a schedule waits past its time when the worker is idle. */
+  workerPollIntervalMs: number;
   logLevel: LogLevel;
   /** 32 bytes (base64 or hex) sealing credentials at rest; without it, one is generated into DATA_DIR (src/secrets.ts). */
   encryptionKey: string | undefined;
@@ -29,6 +31,8 @@ export interface Config {
   publishRecoveryIntervalMs: number;
   /** Hosts `POST /uploads/from-url` may fetch from although their address is not public (tests, self-hosting); none by default. */
   mediaFetchAllowHosts: string[];
+  /** A platform request without an answer by then is abandoned (for a write, its outcome is looked up before a retry). */
+  platformTimeoutMs: number;
 }
 
 export interface LinkedInConfig {
@@ -57,6 +61,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10),
     usageFlushMs: integer(env, 'USAGE_FLUSH_MS', 1000),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 5),
+    workerPollIntervalMs: integer(env, 'WORKER_POLL_INTERVAL_MS', 250),
     logLevel: logLevel(env.LOG_LEVEL ?? 'info'),
     encryptionKey: env.ENCRYPTION_KEY || undefined,
     publicUrl: env.PUBLIC_URL ? baseUrl(env, 'PUBLIC_URL', '') : undefined,
@@ -72,6 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publishStaleMs: integer(env, 'PUBLISH_STALE_MS', 5 * 60_000),
     publishRecoveryIntervalMs: integer(env, 'PUBLISH_RECOVERY_INTERVAL_MS', 60_000),
     mediaFetchAllowHosts: hostList(env, 'MEDIA_FETCH_ALLOW_HOSTS'),
+    platformTimeoutMs: integer(env, 'PLATFORM_TIMEOUT_MS', 30_000),
   };
 }
 

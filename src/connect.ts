@@ -144,7 +144,10 @@ export async function connectAccount(app: AppContext, request: ConnectRequest, s
   if (!publisher?.connect) return { refused: `${platforms[request.platform].label} cannot be connected with a password` };
   let connection;
   try {
-    connection = await publisher.connect({ identifier: request.identifier, password: request.password, serviceUrl: request.serviceUrl }, signal);
+    connection = await publisher.connect(
+      { identifier: request.identifier, password: request.password, serviceUrl: request.serviceUrl },
+      { signal, timeoutMs: app.config.platformTimeoutMs },
+    );
   } catch (error) {
     if (!(error instanceof PlatformError)) throw error;
     if (error.kind === 'credentials') return { refused: 'That handle and app password were not accepted. Check them and try again.' };

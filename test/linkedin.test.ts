@@ -321,7 +321,8 @@ describe('publishing to LinkedIn', () => {
     // As a worker killed between LinkedIn's 201 and writing the status leaves it: the post on LinkedIn, the schedule PUBLISHING.
     fake.posts.set('urn:li:share:1', { urn: 'urn:li:share:1', author: pageUrn, commentary: 'Made, then the worker died', text: 'Made, then the worker died', visibility: 'PUBLIC', comments: [] });
     await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${id}`})`;
-    await sql`UPDATE schedules SET status = 'PUBLISHING', last_attempt = now() - interval '1 minute' WHERE id = ${id}`;
+    // It was due when the worker took it (a claim only takes a due schedule).
+    await sql`UPDATE schedules SET status = 'PUBLISHING', scheduled_at = now() - interval '2 minutes', last_attempt = now() - interval '1 minute' WHERE id = ${id}`;
     const recovered = await settled(id);
     expect(recovered).toMatchObject({ status: 'FAILED', platformPostId: null });
     expect(recovered.failureReason).toContain('probably published it');

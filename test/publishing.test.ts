@@ -146,6 +146,22 @@ describe('connecting a Bluesky account', () => {
     expect(unknown.json.message).toBe('platform: unknown platform "MYSPACE"; supported: BLUESKY');
   });
 
+  it('refuses a link past its 15 minutes, even signed by this service', async () => {
+    const url = new URL(await connectLink());
+    const [payload] = url.searchParams.get('state')!.split('.');
+    const state = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+    state.e = Date.now() - 1000;
+    const expiredPayload = Buffer.from(JSON.stringify(state)).toString('base64url');
+    const secrets = secretsFrom(parseEncryptionKey(service.service.core.app.config.encryptionKey!));
+    const expired = `${service.base}/connect/bluesky?state=${encodeURIComponent(`${expiredPayload}.${secrets.sign(expiredPayload)}`)}`;
+    const page = await fetch(expired);
+    expect(page.status).toBe(400);
+    expect(await page.text()).toContain('expired');
+    const posted = await submit(expired, { handle: account.handle, appPassword: account.appPassword, serviceUrl: account.pdsUrl });
+    expect(posted.status).toBe(400);
+    expect(await posted.text()).toContain('expired');
+  });
+
   it('from a shell: npm run admin -- connect-bluesky reconnects the same account', async () => {
     const env = { DATABASE_URL: service.databaseUrl, ENCRYPTION_KEY: service.service.core.app.config.encryptionKey! };
     const bad = await admin(['connect-bluesky', '--workspace', ws.workspaceId, '--handle', account.handle, '--app-password', 'nope', '--service-url', account.pdsUrl], env);
@@ -236,7 +252,8 @@ describe('publishing', () => {
   });
 
   it('a schedule left PUBLISHING by a worker killed after the PDS accepted is recovered without a second record', async () => {
-    // A schedule due in a year: its job does not run; the test plays the worker that died mid-job.
+    // A schedule due in a year, so that its job does not run: the test plays the worker that died mid-job, which had
+    // claimed it when it was due (an hour ago).
     const future = new Date(Date.now() + 365 * 86_400_000).toISOString();
     const [accepted] = await createPost({ content: 'Accepted, then the worker died', scheduledAt: future }, [integrationId], 'SCHEDULED_TIME');
     const [unsent] = await createPost({ content: 'Claimed, then the worker died', scheduledAt: future }, [integrationId], 'SCHEDULED_TIME');
@@ -245,7 +262,7 @@ describe('publishing', () => {
     const record = { $type: 'app.bsky.feed.post', text: 'Accepted, then the worker died', createdAt: new Date().toISOString() };
     const created = await account.agent.com.atproto.repo.createRecord({ repo: account.did, collection: 'app.bsky.feed.post', rkey, record });
     for (const id of [accepted!.id, unsent!.id]) {
-      await sql`UPDATE schedules SET status = 'PUBLISHING', last_attempt = now() - interval '1 hour' WHERE id = ${id}`;
+      await sql`UPDATE schedules SET status = 'PUBLISHING', scheduled_at = now() - interval '1 hour', last_attempt = now() - interval '1 hour' WHERE id = ${id}`;
       await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${id}`})`;
     }
     const before = (await postsOf(account)).length;
@@ -270,6 +287,9 @@ describe('publishing', () => {
   it('a revoked app password fails the schedule with a reason to reconnect, and the channel says so', async () => {
     const revoked = await createAccount();
     const id = await connectThroughForm(revoked);
+    const [{ lastValidatedAt: connectedAt }] = (await sql<{ lastValidatedAt: Date }[]>`SELECT last_validated_at FROM integrations WHERE id = ${id}`) as unknown as [
+      { lastValidatedAt: Date },
+    ];
     await revoked.agent.com.atproto.server.revokeAppPassword({ name: 'postwise' });
     // The PDS honours an access token until it expires; the stored session is dropped as its expiry would.
     const secrets = secretsFrom(parseEncryptionKey(service.service.core.app.config.encryptionKey!));
@@ -282,9 +302,39 @@ describe('publishing', () => {
     expect(states[0]).toMatchObject({ status: 'FAILED', failureReason: "Bluesky no longer accepts this channel's app password: reconnect the channel" });
     expect(states[0]!.failureDetail).toMatchObject({ status: 401, platformCode: 'AuthenticationRequired' });
     expect(states[1]).toMatchObject({ status: 'FAILED', failureReason: 'Not published: part 0 of the thread failed' });
-    const integration = (await rest('/integrations')).json.find((candidate: any) => candidate.id === id);
-    expect(integration).toMatchObject({ tokenStatus: 'REVOKED', connectionErrorCode: 'REFRESH_TOKEN_REVOKED', hasFailedSchedules: true });
+    const channel = async () => (await rest('/integrations')).json.find((candidate: any) => candidate.id === id);
+    expect(await channel()).toMatchObject({
+      tokenStatus: 'REVOKED',
+      connectionErrorCode: 'REFRESH_TOKEN_REVOKED',
+      connectionError: "Bluesky no longer accepts this channel's app password: reconnect the channel",
+      hasFailedSchedules: true,
+      // The last good check stays the connect's.
+      lastValidatedAt: connectedAt.toISOString(),
+    });
     expect(await postsOf(revoked)).toEqual([]);
+
+    // Later schedules of the channel fail at once, without a call to Bluesky.
+    const app = service.service.core.app;
+    const calls: string[] = [];
+    app.platformFetch = (input, init) => (calls.push(String(input instanceof Request ? input.url : input)), fetch(input, init));
+    try {
+      const [later] = await createPost({ content: 'Nor this one' }, [id]);
+      expect((await settled([later!.id]))[0]).toMatchObject({
+        status: 'FAILED',
+        failureReason: "Bluesky no longer accepts this channel's credentials: reconnect the channel, then retry",
+      });
+      expect(calls).toEqual([]);
+
+      // Reconnected with a new app password, the channel is VALID again and a retry publishes.
+      revoked.appPassword = (await revoked.agent.com.atproto.server.createAppPassword({ name: 'postwise-2' })).data.password;
+      expect(await connectThroughForm(revoked)).toBe(id);
+      expect(await channel()).toMatchObject({ tokenStatus: 'VALID', connectionErrorCode: null, connectionError: null });
+      expect((await rest(`/posts/schedules/${later!.id}/retry`, { method: 'POST' })).status).toBe(200);
+      expect((await settled([later!.id]))[0]).toMatchObject({ status: 'PUBLISHED' });
+      expect((await postsOf(revoked)).map((post) => (post.value as any).text)).toEqual(['Nor this one']);
+    } finally {
+      app.platformFetch = undefined;
+    }
   });
 
   it('an unreachable PDS is retried later, a bounded number of times, and a retry by the user then publishes once', async () => {
@@ -332,9 +382,9 @@ describe('publishing', () => {
 
   it('the abort signal a job is given ends its platform calls: nothing is sent once the worker shuts down', async () => {
     const { publisher } = platforms.BLUESKY;
-    const connection = await publisher!.connect!({ identifier: account.handle, password: account.appPassword, serviceUrl: account.pdsUrl }, AbortSignal.timeout(10_000));
+    const connection = await publisher!.connect!({ identifier: account.handle, password: account.appPassword, serviceUrl: account.pdsUrl }, { signal: AbortSignal.timeout(10_000), timeoutMs: 10_000 });
     const shutdown = new AbortController();
-    const opened = publisher!.open(connection.credentials, { signal: shutdown.signal, saveCredentials: async () => {} });
+    const opened = publisher!.open(connection.credentials, { signal: shutdown.signal, timeoutMs: 10_000, saveCredentials: async () => {} });
     shutdown.abort(new Error('worker shutting down'));
     const before = (await postsOf(account)).length;
     const key = { scheduleId: randomUUID(), createdAt: new Date(), kind: 'post' as const };
@@ -411,6 +461,211 @@ describe('publishing', () => {
       await sql`SELECT graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', ${limited!.id}::uuid), job_key := ${`publish-schedule:${limited!.id}`})`;
       expect((await settled([limited!.id]))[0]).toMatchObject({ status: 'PUBLISHED' });
       expect((await postsOf(account)).filter((post) => (post.value as any).text === 'Sent after the rate limit')).toHaveLength(1);
+    } finally {
+      app.platformFetch = undefined;
+    }
+  });
+});
+
+/** The URL of a request as the client hands it to fetch (a Request, a URL or a string). */
+const urlOf = (input: Parameters<typeof fetch>[0]) => (typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+const json = (status: number, body: object, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+/** What fetch does when nobody answers: nothing, until the request's signal ends it. */
+const noAnswer = (init: RequestInit | undefined) =>
+  new Promise<Response>((_, reject) => {
+    const signal = init!.signal!;
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason));
+  });
+const textsOf = async (who: TestAccount, text: string) => (await postsOf(who)).filter((post) => (post.value as any).text === text);
+/** Waits until graphile-worker has no job under `key` (run, or removed). */
+async function jobDone(key: string) {
+  for (const started = Date.now(); Date.now() - started < 15_000; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    if ((await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${key}`).length === 0) return;
+  }
+  throw new Error(`job ${key} still queued`);
+}
+
+describe('moves, timeouts and sessions', () => {
+  it('reschedule and cancel while the job waits: the job moves or goes, and a stale job finds nothing to do', async () => {
+    const later = new Date(Date.now() + 3600_000).toISOString();
+    const [toMove] = await createPost({ content: 'Moved, then published', scheduledAt: later }, [integrationId], 'SCHEDULED_TIME');
+    const [toCancel] = await createPost({ content: 'Cancelled before its time', scheduledAt: new Date(Date.parse(later) + 60_000).toISOString() }, [integrationId], 'SCHEDULED_TIME');
+    const [toDelay] = await createPost({ content: 'Moved later', scheduledAt: new Date(Date.now() + 1800_000).toISOString() }, [integrationId], 'SCHEDULED_TIME');
+    const runAt = async (id: string) => (await sql<{ runAt: Date }[]>`SELECT run_at FROM graphile_worker.jobs WHERE key = ${`publish-schedule:${id}`}`)[0]?.runAt;
+    expect((await runAt(toMove!.id))!.toISOString()).toBe(later);
+
+    const soon = new Date(Date.now() + 1500).toISOString();
+    expect((await rest(`/posts/schedules/${toMove!.id}/reschedule`, { method: 'POST', body: { scheduledAt: soon } })).status).toBe(200);
+    expect((await runAt(toMove!.id))!.toISOString()).toBe(soon);
+    expect((await rest(`/schedules/${toCancel!.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect(await runAt(toCancel!.id)).toBeUndefined();
+    const farther = new Date(Date.now() + 7200_000).toISOString();
+    expect((await rest(`/posts/schedules/${toDelay!.id}/reschedule`, { method: 'POST', body: { scheduledAt: farther } })).status).toBe(200);
+
+    // Stale jobs due now, as a worker may hold one taken just before the move: they publish nothing.
+    for (const id of [toCancel!.id, toDelay!.id]) {
+      await sql`SELECT graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', ${id}::uuid), job_key := ${`stale:${id}`})`;
+    }
+    const [published] = await settled([toMove!.id]);
+    expect(published).toMatchObject({ status: 'PUBLISHED' });
+    expect(published!.publishedAt!.getTime()).toBeGreaterThanOrEqual(Date.parse(soon));
+    for (const id of [toCancel!.id, toDelay!.id]) await jobDone(`stale:${id}`);
+    const [delayed] = await sql<{ status: string; lastAttempt: Date | null }[]>`SELECT status, last_attempt FROM schedules WHERE id = ${toDelay!.id}`;
+    expect(delayed).toEqual({ status: 'SCHEDULED', lastAttempt: null });
+    expect((await runAt(toDelay!.id))!.toISOString()).toBe(farther);
+    expect(await textsOf(account, 'Moved, then published')).toHaveLength(1);
+    expect(await textsOf(account, 'Cancelled before its time')).toEqual([]);
+    expect(await textsOf(account, 'Moved later')).toEqual([]);
+  });
+
+  it('reschedule, cancel and delete while the job runs answer 409, and the publish completes once', async () => {
+    const app = service.service.core.app;
+    let reached!: () => void;
+    const atPlatform = new Promise<void>((resolve) => (reached = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    app.platformFetch = async (input, init) => {
+      if (urlOf(input).includes('/xrpc/com.atproto.repo.createRecord')) {
+        reached();
+        await released;
+      }
+      return fetch(input, init);
+    };
+    try {
+      const [schedule] = await createPost({ content: 'Published while a user tries to move it' }, [integrationId]);
+      await atPlatform;
+      const [{ postId }] = (await sql<{ postId: string }[]>`SELECT post_id FROM schedules WHERE id = ${schedule!.id}`) as unknown as [{ postId: string }];
+      const moved = await rest(`/posts/schedules/${schedule!.id}/reschedule`, { method: 'POST', body: { scheduledAt: new Date(Date.now() + 3600_000).toISOString() } });
+      expect(moved.status).toBe(409);
+      expect(moved.json.code).toBe('INVALID_STATE');
+      const cancelled = await rest(`/schedules/${schedule!.id}`, { method: 'DELETE' });
+      expect(cancelled.status).toBe(409);
+      expect((await rest(`/posts/${postId}`, { method: 'DELETE' })).status).toBe(409);
+      expect((await sql`SELECT status FROM schedules WHERE id = ${schedule!.id}`)[0]).toEqual({ status: 'PUBLISHING' });
+      release();
+      expect((await settled([schedule!.id]))[0]).toMatchObject({ status: 'PUBLISHED', retryCount: 0 });
+      expect(await textsOf(account, 'Published while a user tries to move it')).toHaveLength(1);
+    } finally {
+      release();
+      app.platformFetch = undefined;
+    }
+  });
+
+  it('content the platform refuses (400) fails at once, without a retry, with what the platform said', async () => {
+    const app = service.service.core.app;
+    app.platformFetch = async (input, init) =>
+      urlOf(input).includes('/xrpc/com.atproto.repo.createRecord')
+        ? json(400, { error: 'InvalidRequest', message: 'Invalid app.bsky.feed.post record: Record/text must not be longer than 300 graphemes' }, { 'x-trace-id': 'trace-123' })
+        : fetch(input, init);
+    try {
+      const schedules = await createPost({ content: 'Refused by the platform', thread: [{ content: 'Not sent either' }] }, [integrationId]);
+      const [first, part] = await settled(schedules.map((schedule) => schedule.id));
+      expect(first).toMatchObject({
+        status: 'FAILED',
+        retryCount: 0,
+        failureReason: 'Bluesky refused the post: Invalid app.bsky.feed.post record: Record/text must not be longer than 300 graphemes',
+        failureDetail: { status: 400, platformCode: 'InvalidRequest', traceId: 'trace-123', platformMessage: expect.stringContaining('300 graphemes') },
+      });
+      expect(part).toMatchObject({ status: 'FAILED', failureReason: 'Not published: part 0 of the thread failed' });
+      expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${`publish-schedule:${schedules[0]!.id}`}`).toEqual([]);
+      expect(await textsOf(account, 'Refused by the platform')).toEqual([]);
+    } finally {
+      app.platformFetch = undefined;
+    }
+  });
+
+  it('a platform that never answers is abandoned after PLATFORM_TIMEOUT_MS: looked up, then retried, or found published', async () => {
+    const app = service.service.core.app;
+    const timeoutBefore = app.config.platformTimeoutMs;
+    let fault: 'nothing sent' | 'sent, answer never comes' | undefined;
+    app.platformFetch = async (input, init) => {
+      if (urlOf(input).includes('/xrpc/com.atproto.repo.createRecord') && fault) {
+        if (fault === 'sent, answer never comes') await fetch(input, { ...init, signal: undefined });
+        return noAnswer(init);
+      }
+      return fetch(input, init);
+    };
+    app.config.platformTimeoutMs = 1000;
+    try {
+      fault = 'nothing sent';
+      const [unsent] = await createPost({ content: 'The platform never answered' }, [integrationId]);
+      let state: ScheduleState | undefined;
+      for (const started = Date.now(); Date.now() - started < 15_000; await new Promise((resolve) => setTimeout(resolve, 50))) {
+        [state] = await sql<ScheduleState[]>`SELECT id, status, retry_count, failure_detail FROM schedules WHERE id = ${unsent!.id}`;
+        if (state!.retryCount === 1) break;
+      }
+      expect(state).toMatchObject({ status: 'SCHEDULED', retryCount: 1, failureDetail: { status: 1 } });
+      expect(await textsOf(account, 'The platform never answered')).toEqual([]);
+
+      fault = 'sent, answer never comes';
+      const [lost] = await createPost({ content: 'Accepted, then no answer' }, [integrationId]);
+      expect((await settled([lost!.id]))[0]).toMatchObject({ status: 'PUBLISHED', retryCount: 0 });
+      expect(await textsOf(account, 'Accepted, then no answer')).toHaveLength(1);
+
+      fault = undefined;
+      await sql`SELECT graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', ${unsent!.id}::uuid), job_key := ${`publish-schedule:${unsent!.id}`})`;
+      expect((await settled([unsent!.id]))[0]).toMatchObject({ status: 'PUBLISHED', retryCount: 1 });
+      expect(await textsOf(account, 'The platform never answered')).toHaveLength(1);
+    } finally {
+      app.config.platformTimeoutMs = timeoutBefore;
+      app.platformFetch = undefined;
+    }
+  });
+
+  it('a session is reused, refreshed when it expired, and a login made only when the refresh token is refused', async () => {
+    const app = service.service.core.app;
+    const who = await createAccount();
+    const id = await connectThroughForm(who);
+    const secrets = secretsFrom(parseEncryptionKey(app.config.encryptionKey!));
+    const storedSession = async () => {
+      const [row] = await sql<{ credentials: Buffer }[]>`SELECT credentials FROM integrations WHERE id = ${id}`;
+      return JSON.parse(secrets.open(row!.credentials).toString()).session as { accessJwt: string; refreshJwt: string };
+    };
+    const calls: string[] = [];
+    let expire: 'access token' | 'refresh token too' | undefined;
+    app.platformFetch = async (input, init) => {
+      const method = new URL(urlOf(input)).pathname.replace('/xrpc/', '');
+      calls.push(method);
+      if (method === 'com.atproto.repo.createRecord' && expire) {
+        const refuseRefresh = expire === 'refresh token too';
+        expire = undefined;
+        if (refuseRefresh) refusingRefresh = true;
+        return json(400, { error: 'ExpiredToken', message: 'Token has expired' }); // as the PDS answers an expired access token
+      }
+      if (method === 'com.atproto.server.refreshSession' && refusingRefresh) {
+        refusingRefresh = false;
+        return json(400, { error: 'ExpiredToken', message: 'Token has expired' });
+      }
+      return fetch(input, init);
+    };
+    let refusingRefresh = false;
+    try {
+      const connected = await storedSession();
+      const [first] = await createPost({ content: 'With the stored session' }, [id]);
+      expect((await settled([first!.id]))[0]!.status).toBe('PUBLISHED');
+      expect(calls).toEqual(['com.atproto.repo.createRecord']);
+      expect(await storedSession()).toEqual(connected);
+
+      calls.length = 0;
+      expire = 'access token';
+      const [second] = await createPost({ content: 'After a refresh' }, [id]);
+      expect((await settled([second!.id]))[0]!.status).toBe('PUBLISHED');
+      expect(calls).toContain('com.atproto.server.refreshSession');
+      expect(calls).not.toContain('com.atproto.server.createSession');
+      const refreshed = await storedSession();
+      expect(refreshed.refreshJwt).not.toBe(connected.refreshJwt); // an access token made in the same second can be the same string
+
+      calls.length = 0;
+      expire = 'refresh token too';
+      const [third] = await createPost({ content: 'After a new login' }, [id]);
+      expect((await settled([third!.id]))[0]!.status).toBe('PUBLISHED');
+      expect(calls.filter((call) => call === 'com.atproto.server.createSession')).toHaveLength(1);
+      expect((await storedSession()).refreshJwt).not.toBe(refreshed.refreshJwt);
+      expect((await postsOf(who)).map((post) => (post.value as any).text).sort()).toEqual(['After a new login', 'After a refresh', 'With the stored session']);
+      const integration = (await rest('/integrations')).json.find((candidate: any) => candidate.id === id);
+      expect(integration).toMatchObject({ tokenStatus: 'VALID', connectionErrorCode: null });
     } finally {
       app.platformFetch = undefined;
     }

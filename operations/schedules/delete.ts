@@ -6,9 +6,6 @@ import { defineOperation } from '../../src/registry/operation.js';
 import { cancelPublish } from '../../src/worker/jobs.js';
 import { lockForMove } from './state.js';
 
-/** How long the platform is given to delete a published post before the request answers 502. */
-const PLATFORM_TIMEOUT_MS = 30_000;
-
 export default defineOperation({
   id: 'deleteSchedule',
   method: 'DELETE',
@@ -36,7 +33,8 @@ export default defineOperation({
         ORDER BY thread_order DESC`;
       if (targets.length === 0) return { success: true };
       try {
-        const { account } = await openAccount({ db, logger, secrets, config, publicUrl }, published.integrationId, AbortSignal.timeout(PLATFORM_TIMEOUT_MS));
+        // Each platform request is bounded by PLATFORM_TIMEOUT_MS (src/accounts.ts).
+        const { account } = await openAccount({ db, logger, secrets, config, publicUrl }, published.integrationId, new AbortController().signal);
         for (const target of targets) {
           // A platform that cannot look its comments up (LinkedIn) deletes them with the post.
           if (target.firstComment && account.lookUp) {

@@ -36,7 +36,7 @@ export function connectPages(app: AppContext): Router {
     const result = await connectAccount(
       app,
       { workspaceId: state.workspaceId, platform: 'BLUESKY', identifier: handle, password: appPassword, serviceUrl, nonce: state.nonce },
-      AbortSignal.timeout(30_000),
+      new AbortController().signal,
     );
     if ('refused' in result) return void again(result.refused);
     page(res, 200, 'Bluesky account connected', `<p>${escape(handle)} is connected. You can close this page.</p><p>Integration <code>${result.integrationId}</code></p>`);

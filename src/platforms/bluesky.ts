@@ -8,8 +8,6 @@ const MAX_GRAPHEMES = 300;
 // The AT Protocol lexicon of app.bsky.feed.post also caps the text at 3000 bytes of UTF-8.
 const MAX_BYTES = 3000;
 const POST = 'app.bsky.feed.post';
-/** A request without an answer by then is abandoned; for a write, its outcome is unknown (looked up before a retry). */
-const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * @atproto/api takes about a second to load: it is loaded on first use, so the processes that never talk to
@@ -47,6 +45,8 @@ interface BlueskyCredentials {
   appPassword: string;
   /** The last session, reused: createSession is limited to 30 per 5 minutes. */
   session?: AtpSessionData;
+  /** The PDS of the account's DID document, where the client sends its calls once logged in (serviceUrl when absent). */
+  pdsUrl?: string;
 }
 
 /**
@@ -102,10 +102,13 @@ function retryAfterMs(headers: Record<string, string | undefined>): number | und
   return undefined;
 }
 
-/** fetch, ended by `signal` (the worker shutting down) or the timeout, whichever first, and by the caller's own. */
-function fetchUntil(signal: AbortSignal, send: typeof fetch = fetch): typeof fetch {
+/**
+ * fetch, ended by `signal` (the worker shutting down) or after `timeoutMs` without an answer, whichever first, and by
+ * the caller's own. A write abandoned so has an unknown outcome, which the engine settles by a lookup.
+ */
+function fetchUntil(signal: AbortSignal, timeoutMs: number, send: typeof fetch = fetch): typeof fetch {
   return (input, init) => {
-    const signals = [signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)];
+    const signals = [signal, AbortSignal.timeout(timeoutMs)];
     if (init?.signal) signals.push(init.signal);
     return send(input, { ...init, signal: AbortSignal.any(signals) });
   };
@@ -128,65 +131,67 @@ async function login(session: CredentialSession, identifier: string, password: s
 }
 
 const publisher: Publisher = {
-  async connect({ identifier, password, serviceUrl }, signal): Promise<Connection> {
+  async connect({ identifier, password, serviceUrl }, { signal, timeoutMs }): Promise<Connection> {
     const { CredentialSession } = await loadAtproto();
-    const session = new CredentialSession(new URL(serviceUrl), fetchUntil(signal));
+    const session = new CredentialSession(new URL(serviceUrl), fetchUntil(signal, timeoutMs));
     await login(session, identifier, password);
     const data = session.session!;
-    const credentials: BlueskyCredentials = { serviceUrl, identifier: data.did, appPassword: password, session: data };
+    const credentials: BlueskyCredentials = { serviceUrl, identifier: data.did, appPassword: password, session: data, pdsUrl: session.pdsUrl?.href };
     return { accountId: data.did, name: data.handle, credentials };
   },
 
-  open(stored, { signal, saveCredentials, fetch: send }): PublishingAccount {
+  open(stored, { signal, timeoutMs, saveCredentials, fetch: send }): PublishingAccount {
     const credentials = stored as BlueskyCredentials;
     let session: CredentialSession;
     let agent: import('@atproto/api').Agent;
     let RichText: typeof import('@atproto/api').RichText;
     let ready: Promise<void> | undefined;
-    let saved = credentials.session?.accessJwt;
+    // Both tokens: an access token made in the same second for the same account can be the same string.
+    const tokensOf = (data: AtpSessionData | undefined) => `${data?.accessJwt} ${data?.refreshJwt}`;
+    let saved = tokensOf(credentials.session);
+    /** The storing of the last renewed session, awaited before a call returns. */
+    let pending: Promise<void> = Promise.resolve();
 
-    /** Resumes the stored session (refreshed by the client when expired), or logs in again with the app password. */
+    /**
+     * Takes up the stored session as it is, without a call: the client refreshes its access token when the PDS says
+     * it expired (and persistSession stores the renewed one). Only without a stored session does it log in.
+     */
     const start = async () => {
       const loaded = await loadAtproto();
-      session = new loaded.CredentialSession(new URL(credentials.serviceUrl), fetchUntil(signal, send));
+      session = new loaded.CredentialSession(new URL(credentials.serviceUrl), fetchUntil(signal, timeoutMs, send), (event) => {
+        if (event === 'update' || event === 'create') pending = pending.then(keepSession);
+      });
       agent = new loaded.Agent(session);
       RichText = loaded.RichText;
       if (credentials.session) {
-        try {
-          await session.resumeSession(credentials.session);
-          return;
-        } catch (error) {
-          const failure = classify(error, false);
-          if (failure.kind === 'transient') throw failure;
-        }
+        session.session = credentials.session;
+        if (credentials.pdsUrl) session.pdsUrl = new URL(credentials.pdsUrl);
+      } else {
+        await login(session, credentials.identifier, credentials.appPassword);
       }
-      await login(session, credentials.identifier, credentials.appPassword);
     };
-    /** Stores a renewed session, so the next job does not log in again. */
+    /** Stores a renewed session (sealed, by the engine), so the next job neither refreshes nor logs in again. */
     const keepSession = async () => {
       const current = session.session;
-      if (current && current.accessJwt !== saved) {
-        saved = current.accessJwt;
-        await saveCredentials({ ...credentials, session: current });
+      if (current && tokensOf(current) !== saved) {
+        saved = tokensOf(current);
+        await saveCredentials({ ...credentials, session: current, pdsUrl: session.pdsUrl?.href });
       }
     };
-    /** Runs `call` in a session; once more after a fresh login if the session was refused (nothing was written then). */
+    /** Runs `call` in the session; what fails is classified (a credentials failure is for the engine to refresh). */
     const withSession = async <T>(call: () => Promise<T>, write: boolean): Promise<T> => {
-      ready ??= start();
-      await ready;
       try {
+        // A start that failed is tried again by the next call (the account may serve many jobs: src/accounts.ts).
+        ready ??= start().catch((error: unknown) => {
+          ready = undefined;
+          throw error;
+        });
+        await ready;
         return await call();
       } catch (error) {
-        const failure = classify(error, write);
-        if (failure.kind !== 'credentials') throw failure;
-        await login(session, credentials.identifier, credentials.appPassword);
-        try {
-          return await call();
-        } catch (again) {
-          throw classify(again, write);
-        }
+        throw classify(error, write);
       } finally {
-        await keepSession();
+        await pending;
       }
     };
     const published = (uri: string, cid: string): PublishedPost => ({
@@ -196,6 +201,19 @@ const publisher: Publisher = {
     });
 
     return {
+      refreshCredentials: () =>
+        withSession(async () => {
+          // The refresh token first (no createSession spent); when the PDS refuses it, a new login with the app password.
+          if (session.session) {
+            try {
+              await session.refreshSession();
+              return;
+            } catch (error) {
+              if (classify(error, false).kind !== 'credentials') throw error;
+            }
+          }
+          await login(session, credentials.identifier, credentials.appPassword);
+        }, false),
       publish: (post) =>
         withSession(async () => {
           const text = new RichText({ text: post.text });

@@ -321,7 +321,7 @@ const publisher: Publisher = {
           throw error;
         }
       },
-      async renew() {
+      async refreshCredentials() {
         if (credentials.refreshToken) return refresh();
         await request('GET', '/v2/userinfo', false);
       },

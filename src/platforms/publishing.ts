@@ -52,8 +52,16 @@ export interface OutgoingPost {
   mayExist?: boolean;
 }
 
-/** One connected account, ready to act; built per job from its stored credentials. */
+/** One connected account, ready to act, built from its stored credentials; the jobs of a worker share it, so calls may overlap. */
 export interface PublishingAccount {
+  /**
+   * Renews the credentials (Bluesky: the session, by its refresh token, else a new login with the app password;
+   * LinkedIn: the access token, by its refresh token, else a check that it still works) and stores them through
+   * `saveCredentials`; a PlatformError of kind `credentials` when the platform refuses them. The engine calls it
+   * when a call failed for credentials (src/accounts.ts), then makes the call once more; the refresh task and
+   * refresh-now call it before expiry.
+   */
+  refreshCredentials(): Promise<void>;
   publish(post: OutgoingPost): Promise<PublishedPost>;
   /**
    * The post published under `key`, or null when the platform has none. Absent where the platform cannot be asked
@@ -62,8 +70,6 @@ export interface PublishingAccount {
    */
   lookUp?(key: PostKey): Promise<PublishedPost | null>;
   delete(postId: string): Promise<void>;
-  /** Renews the credentials now where they can be refreshed (saving them), or checks them where they cannot. */
-  renew?(): Promise<void>;
 }
 
 /** Where a publisher stores renewed credentials: sealed, with the access token's new expiry when it has one. */
@@ -103,17 +109,17 @@ export interface OAuthConnect {
 
 export interface Publisher {
   /** Checks the credentials against the platform (a login) and answers what to store. Absent for OAuth platforms. */
-  connect?(input: ConnectInput, signal: AbortSignal): Promise<Connection>;
+  connect?(input: ConnectInput, options: { signal: AbortSignal; timeoutMs: number }): Promise<Connection>;
   /** Present for a platform connected through OAuth rather than a form of this service's. */
   oauth?: OAuthConnect;
   /**
-   * Acts as the account of `credentials`. Every request it makes ends when `signal` aborts, and goes through
-   * `fetch` when given (the global one otherwise). When the platform renews the session, `saveCredentials`
-   * receives what to store instead.
+   * Acts as the account of `credentials`. Every request it makes ends when `signal` aborts (the worker stopping) or
+   * after `timeoutMs` without an answer (PLATFORM_TIMEOUT_MS), and goes through `fetch` when given (the global one
+   * otherwise). When the platform renews the session, `saveCredentials` receives what to store instead.
    */
   open(
     credentials: unknown,
-    options: { signal: AbortSignal; saveCredentials: SaveCredentials; fetch?: typeof fetch; config?: Config },
+    options: { signal: AbortSignal; timeoutMs: number; saveCredentials: SaveCredentials; fetch?: typeof fetch; config?: Config },
   ): PublishingAccount;
 }
 

@@ -6,7 +6,11 @@ import { recoverAbandoned } from './publish.js';
 import { tasks } from './tasks.js';
 
 export interface Worker {
-  /** Stops taking jobs and lets the running ones finish. */
+  /**
+   * Stops taking jobs and lets the running ones finish. graphile-worker 0.16's graceful shutdown waits for them and,
+   * after its gracefulShutdownAbortTimeout (5 s), aborts the `helpers.abortSignal` they were given; a publish then ends
+   * its platform calls and puts its schedule back (src/worker/publish.ts).
+   */
   stop(): Promise<void>;
 }
 
@@ -18,6 +22,9 @@ export async function startWorker(app: AppContext, connectionString: string): Pr
   const runner = await run({
     connectionString,
     concurrency: app.config.workerConcurrency,
+    // graphile-worker 0.16 wakes on NOTIFY only for jobs due at once; a job due later (a schedule's run_at) is found by
+    // polling, so the interval bounds how late past its time a schedule starts (2 s by default there).
+    pollInterval: app.config.workerPollIntervalMs,
     taskList: tasks(app),
     // Shutdown is ordered by src/main.ts.
     noHandleSignals: true,

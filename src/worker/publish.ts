@@ -1,7 +1,7 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Database, Sql } from '../db/index.js';
-import { markConnectionFailed, openAccount } from '../accounts.js';
+import { markConnectionFailed, openAccount, type StoredIntegration } from '../accounts.js';
 import { PlatformError, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { PUBLISH_TASK } from './jobs.js';
@@ -43,6 +43,13 @@ interface Claimed {
   /** Stored the moment the platform confirmed the post, by an earlier attempt when set at claim time. */
   platformPostId: string | null;
   releaseUrl: string | null;
+  /** Whether a thread part follows this schedule (saves a claim that would find none). */
+  hasNextPart: boolean;
+  /** Its channel's platform and credentials, read with the claim (saves a query per job). */
+  platform: StoredIntegration['platform'];
+  tokenStatus: string;
+  connectStatus: string;
+  credentials: Buffer | null;
 }
 
 export function publishScheduleTask(app: AppContext): Task {
@@ -52,14 +59,18 @@ export function publishScheduleTask(app: AppContext): Task {
   };
 }
 
-/** SCHEDULED → PUBLISHING for the one schedule `where` selects, or nothing when another worker or a user moved it. */
+/** SCHEDULED → PUBLISHING for the one due schedule `where` selects, or nothing when another worker or a user moved it. */
 async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefined> {
   const [claimed] = await db<Claimed[]>`
     UPDATE schedules s SET status = 'PUBLISHING', last_attempt = now(), updated_at = now()
-    FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before
-    WHERE s.id = before.id AND s.status = 'SCHEDULED'
+    FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before, integrations i
+    -- Due, too: a job taken just before a reschedule moved its schedule later must leave it to the new job.
+    WHERE s.id = before.id AND s.status = 'SCHEDULED' AND s.scheduled_at <= now() AND i.id = s.integration_id
     RETURNING s.id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
-      s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url`;
+      s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url,
+      EXISTS (SELECT 1 FROM schedules n WHERE n.thread_root_schedule_id = coalesce(s.thread_root_schedule_id, s.id)
+        AND n.thread_order = s.thread_order + 1) AS has_next_part,
+      i.platform, i.token_status, i.connect_status, i.credentials`;
   return claimed;
 }
 
@@ -69,9 +80,9 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
   if (!schedule) return;
   let opened: Awaited<ReturnType<typeof openAccount>>;
   try {
-    opened = await openAccount(app, schedule.integrationId, signal);
+    opened = await openAccount(app, schedule.integrationId, signal, schedule);
   } catch (error) {
-    if (error instanceof PlatformError) return fail(app, schedule, error, true);
+    if (error instanceof PlatformError) return fail(app, schedule, error, signal, true);
     throw error;
   }
   const { account, label } = opened;
@@ -94,13 +105,14 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
       const published = await publishOne(app, account, schedule, replyTo);
       root ??= published;
       parent = published;
+      if (!schedule.hasNextPart) return;
       const next = await claim(db, db`thread_root_schedule_id = ${threadRoot} AND thread_order = ${schedule.threadOrder + 1}`);
       if (!next) return;
       schedule = next;
     }
   } catch (error) {
     if (!(error instanceof PlatformError)) throw error; // left PUBLISHING: recoverAbandoned settles it
-    await fail(app, schedule, error, account.lookUp !== undefined);
+    await fail(app, schedule, error, signal, account.lookUp !== undefined);
   }
 }
 
@@ -115,26 +127,44 @@ async function publishOne(app: AppContext, account: PublishingAccount, schedule:
     confirmed ||
     (schedule.previousAttempt && account.lookUp && (await account.lookUp(key))) ||
     (await account.publish({ key, text: schedule.scheduledContent, settings: schedule.settings, replyTo, mayExist }));
-  // Stored the moment the platform confirms, before anything else can fail.
-  await db`UPDATE schedules SET platform_post_id = ${post.id}, release_url = ${post.url}, updated_at = now() WHERE id = ${schedule.id}`;
   if (schedule.firstComment) {
+    // Stored the moment the platform confirms, before the first comment can fail.
+    await db`UPDATE schedules SET platform_post_id = ${post.id}, release_url = ${post.url}, updated_at = now() WHERE id = ${schedule.id}`;
     const commentKey: PostKey = { ...key, kind: 'firstComment' };
     if (!(schedule.previousAttempt && account.lookUp && (await account.lookUp(commentKey)))) {
       await account.publish({ key: commentKey, text: schedule.firstComment, settings: schedule.settings, replyTo: { root: replyTo?.root ?? post, parent: post }, mayExist });
     }
   }
+  // One statement: the post's id and PUBLISHED, and the channel's last good check (written at most once a minute,
+  // so that a burst of publishes on one channel does not queue on its row).
   await db`
-    UPDATE schedules SET status = 'PUBLISHED', published_at = now(), failure_reason = NULL, failure_detail = NULL, updated_at = now()
-    WHERE id = ${schedule.id} AND status = 'PUBLISHING'`;
-  await db`UPDATE integrations SET last_validated_at = now() WHERE id = ${schedule.integrationId}`;
+    WITH published AS (
+      UPDATE schedules SET status = 'PUBLISHED', published_at = now(), platform_post_id = ${post.id}, release_url = ${post.url},
+        failure_reason = NULL, failure_detail = NULL, updated_at = now()
+      WHERE id = ${schedule.id} AND status = 'PUBLISHING'
+      RETURNING integration_id)
+    UPDATE integrations SET last_validated_at = now()
+    WHERE id IN (SELECT integration_id FROM published) AND (last_validated_at IS NULL OR last_validated_at < now() - interval '1 minute')`;
   return post;
 }
 
 /**
  * What a failed attempt leaves: a later retry (transient, within bounds) or FAILED, with the parts after it. Where the
- * platform cannot be asked (`canLookUp` false), an unknown outcome is retried only when it was the first attempt.
+ * platform cannot be asked (`canLookUp` false), an unknown outcome is retried only when it was the first attempt. An
+ * attempt cut short by the worker stopping (its abort signal, src/worker/index.ts) is no failure of the platform's:
+ * the schedule goes back to SCHEDULED, due now for another worker (or this one once restarted), its retries unspent;
+ * its next attempt looks the record up first (or, without a lookup, sends it as one that may exist already).
  */
-async function fail(app: AppContext, schedule: Claimed, error: PlatformError, canLookUp: boolean): Promise<void> {
+async function fail(app: AppContext, schedule: Claimed, error: PlatformError, signal: AbortSignal, canLookUp: boolean): Promise<void> {
+  if (signal.aborted && (error.kind === 'transient' || error.kind === 'unknown')) {
+    app.logger.info('publish interrupted by the worker stopping; queued again', { scheduleId: schedule.id });
+    await app.db.begin(async (tx) => {
+      await tx`UPDATE schedules SET status = 'SCHEDULED', updated_at = now() WHERE id = ${schedule.id} AND status = 'PUBLISHING'`;
+      await tx`SELECT graphile_worker.add_job(${PUBLISH_TASK}, json_build_object('scheduleId', ${schedule.id}::uuid),
+        job_key := ${`${PUBLISH_TASK}:${schedule.id}`})`;
+    });
+    return;
+  }
   const detail = app.db.json(error.detail as never);
   const unknownAgain = error.kind === 'unknown' && !canLookUp && schedule.previousAttempt !== null;
   const retry = (error.kind === 'transient' || error.kind === 'unknown') && schedule.retryCount < MAX_RETRIES && !unknownAgain;

@@ -32,3 +32,22 @@ export async function postsOf(account: TestAccount) {
   const { data } = await account.agent.com.atproto.repo.listRecords({ repo: account.did, collection: 'app.bsky.feed.post', limit: 100 });
   return data.records;
 }
+
+/** Connects `who` through the service's connect page, as a browser posts the form; answers the integration's id. */
+export async function connectThroughForm(api: string, apiKey: string, who: TestAccount): Promise<string> {
+  const link = await fetch(`${api}/integrations/connect`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ platform: 'BLUESKY' }),
+  });
+  const { redirectUrl } = (await link.json()) as { redirectUrl: string };
+  const done = await fetch(redirectUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ handle: who.handle, appPassword: who.appPassword, serviceUrl: who.pdsUrl }),
+  });
+  const page = await done.text();
+  const id = page.match(/<code>([0-9a-f-]{36})<\/code>/)?.[1];
+  if (done.status !== 200 || !id) throw new Error(`connecting ${who.handle} failed: ${done.status} ${page}`);
+  return id;
+}

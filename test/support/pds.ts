@@ -19,6 +19,13 @@ declare module 'vitest' {
  * Versions are pinned to the last line that runs on Node 20 (see package.json).
  */
 export default async function setup(project: TestProject) {
+  const pds = await startPds();
+  project.provide('pdsUrl', pds.url);
+  return pds.stop;
+}
+
+/** A PLC directory and a PDS on loopback, as the tests use them; the benchmark (bench/publishing.ts) starts one too. */
+export async function startPds(): Promise<{ url: string; stop(): Promise<void> }> {
   const { PDS, envToCfg, envToSecrets } = await import('@atproto/pds');
   const plcServer = await import('@did-plc/server');
   const { Secp256k1Keypair } = await import('@atproto/crypto');
@@ -62,14 +69,16 @@ export default async function setup(project: TestProject) {
   // PDS.start() listens on every interface; this is the same on loopback only.
   await pds.ctx.sequencer.start();
   const pdsHttp = await listenLoopback(pds.app, pdsPort);
-  project.provide('pdsUrl', `http://127.0.0.1:${pdsPort}`);
 
-  return async () => {
-    await closeServer(pdsHttp);
-    await pds.destroy();
-    await closeServer(plcHttp);
-    await plc.destroy();
-    await rm(dataDirectory, { recursive: true, force: true });
+  return {
+    url: `http://127.0.0.1:${pdsPort}`,
+    async stop() {
+      await closeServer(pdsHttp);
+      await pds.destroy();
+      await closeServer(plcHttp);
+      await plc.destroy();
+      await rm(dataDirectory, { recursive: true, force: true });
+    },
   };
 }
 

@@ -1,0 +1,274 @@
+/**
+ * The publishing engine (issue 14): how late past `scheduledAt` a schedule reaches the platform, and how many
+ * schedules the service's worker publishes a second, beside graphile-worker's own rate for empty jobs measured in
+ * the same run, on the same database, with the same concurrency and polling interval. The engine runs as `npm start`
+ * runs it (the bench's service process); the platform is first a minimal loopback endpoint in XRPC's shapes
+ * (bench/loopback-platform.ts: the platform's own speed is not the engine's), then a real PDS (@atproto/pds, as the
+ * tests start it), for a second figure.
+ *
+ * Each target gets two sets of schedules (after 20 published to warm up), created through REST (POST /posts, 50 rows a request, far ahead), then
+ * made due with SQL the way a reschedule does it (scheduled_at and the job's run_at in one statement):
+ * - delay: `schedules` due evenly within `spreadSeconds`, from 2 s on; the delay of each is the record's `createdAt`
+ *   (set by the adapter right before it sends the record) minus its `scheduledAt`;
+ * - throughput: as many due at once; schedules / (the last `publishedAt` − the commit that made them due).
+ */
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AtpAgent } from '@atproto/api';
+import { Logger, run as runWorker } from 'graphile-worker';
+import type postgres from 'postgres';
+import { loadConfig } from '../src/config.js';
+import { startPds } from '../test/support/pds.js';
+import { bootstrap, connectBluesky, defineGenerousPlan } from './admin.js';
+import type { Database } from './calendar.js';
+import { ALLOWANCE, PLAN } from './fixture.js';
+import { startLoopbackPlatform } from './loopback-platform.js';
+
+export interface PublishingOptions {
+  /** Schedules of each set against the loopback endpoint. */
+  schedules: number;
+  /** Schedules of each set against the real PDS. */
+  pdsSchedules: number;
+  /** The delay set is due evenly within this many seconds. */
+  spreadSeconds: number;
+}
+
+export interface TargetFigures {
+  id: 'loopback' | 'pds';
+  title: string;
+  delay: { schedules: number; spreadSeconds: number; p50Ms: number; p99Ms: number; maxMs: number };
+  throughput: { schedules: number; seconds: number; perSecond: number };
+}
+
+export interface PublishingFigures {
+  workerConcurrency: number;
+  pollIntervalMs: number;
+  emptyJobs: { jobs: number; seconds: number; perSecond: number };
+  targets: TargetFigures[];
+}
+
+const ROWS_PER_REQUEST = 50;
+/** Far enough ahead that no job of a created schedule runs before the bench makes it due. */
+const CREATE_AHEAD_MS = 60 * 24 * 3600_000;
+const LEAD_MS = 2000;
+const WARMUP = 20;
+
+type Progress = (message: string) => void;
+
+export async function measurePublishing(
+  options: PublishingOptions,
+  service: { url: string; env: NodeJS.ProcessEnv },
+  database: Database,
+  progress: Progress,
+): Promise<PublishingFigures> {
+  // The service runs with the configuration of the bench's environment; its defaults are read the same way.
+  const config = loadConfig(service.env);
+  const targets: TargetFigures[] = [];
+  // Defined again (it may be the first thing the run does): quotas no run can spend.
+  await defineGenerousPlan(service.env, PLAN, ALLOWANCE);
+
+  const loopback = await startLoopbackPlatform();
+  try {
+    progress(`publishing: loopback endpoint at ${loopback.url}`);
+    const target = await connectTarget(service, loopback.url, loopback.handle, loopback.appPassword);
+    targets.push(
+      await measureTarget('loopback', 'Engine → minimal loopback endpoint', target, options.schedules, options.spreadSeconds, database.sql, progress, async () => loopback.sentAt),
+    );
+  } finally {
+    await loopback.stop();
+  }
+
+  progress(`publishing: graphile-worker running ${options.schedules} empty jobs`);
+  const emptyJobs = await emptyJobRate(database, options.schedules, config.workerConcurrency, config.workerPollIntervalMs);
+
+  progress('publishing: starting a PDS on loopback');
+  const pds = await startPds();
+  try {
+    const account = await createPdsAccount(pds.url);
+    const target = await connectTarget(service, pds.url, account.handle, account.appPassword);
+    targets.push(
+      await measureTarget('pds', 'Engine → real PDS (@atproto/pds on loopback)', target, options.pdsSchedules, options.spreadSeconds, database.sql, progress, () =>
+        sentAtOnPds(account.agent, account.did),
+      ),
+    );
+  } finally {
+    await pds.stop();
+  }
+  return { workerConcurrency: config.workerConcurrency, pollIntervalMs: config.workerPollIntervalMs, emptyJobs, targets };
+}
+
+interface Target {
+  serviceUrl: string;
+  apiKey: string;
+  integrationId: string;
+}
+
+/** A workspace of its own, with one Bluesky channel connected (admin connect-bluesky) to the account at `serviceUrl`. */
+async function connectTarget(service: { url: string; env: NodeJS.ProcessEnv }, serviceUrl: string, handle: string, appPassword: string): Promise<Target> {
+  const workspace = await bootstrap(service.env, PLAN);
+  const integrationId = await connectBluesky(service.env, workspace.workspaceId, handle, appPassword, serviceUrl);
+  return { serviceUrl: service.url, apiKey: workspace.apiKey, integrationId };
+}
+
+async function measureTarget(
+  id: TargetFigures['id'],
+  title: string,
+  target: Target,
+  schedules: number,
+  spreadSeconds: number,
+  sql: postgres.Sql,
+  progress: Progress,
+  sentAt: () => Promise<Map<string, number>>,
+): Promise<TargetFigures> {
+  progress(`publishing (${id}): creating 2 × ${schedules} schedules through REST`);
+  const delayPosts = await createPosts(target, schedules, 0);
+  const throughputPosts = await createPosts(target, schedules, schedules);
+  // A few first, as the HTTP scenarios warm up: the service loads the platform's client on first use.
+  await allPublished(sql, await makeDue(sql, await createPosts(target, WARMUP, 2 * schedules), sql`now()`), 120_000);
+
+  progress(`publishing (${id}): ${schedules} schedules due within ${spreadSeconds} s`);
+  const stepMs = (spreadSeconds * 1000) / schedules;
+  const delayIds = await makeDue(sql, delayPosts, sql`now() + ${LEAD_MS} * interval '1 millisecond' + (n - 1) * ${stepMs} * interval '1 millisecond'`);
+  await allPublished(sql, delayIds, LEAD_MS + spreadSeconds * 1000 + 120_000);
+  const sent = await sentAt();
+  const rows = await sql<{ platformPostId: string; scheduledAt: Date }[]>`
+    SELECT platform_post_id AS "platformPostId", scheduled_at AS "scheduledAt" FROM schedules WHERE id = ANY(${delayIds}::uuid[])`;
+  const delays = rows.map((row) => {
+    const at = sent.get(row.platformPostId.split('/').at(-1)!);
+    if (at === undefined) throw new Error(`publishing (${id}): no record found for ${row.platformPostId}`);
+    return at - row.scheduledAt.getTime();
+  });
+  delays.sort((a, b) => a - b);
+
+  progress(`publishing (${id}): ${schedules} schedules due at once`);
+  const throughputIds = await makeDue(sql, throughputPosts, sql`now()`);
+  // From the commit on, as for the empty jobs: no worker sees a job before it (the same host's clock on both sides).
+  const dueAt = Date.now();
+  await allPublished(sql, throughputIds, 600_000);
+  const [{ last }] = await sql<[{ last: Date }]>`SELECT max(published_at) AS last FROM schedules WHERE id = ANY(${throughputIds}::uuid[])`;
+  const seconds = (last.getTime() - dueAt) / 1000;
+
+  return {
+    id,
+    title,
+    delay: { schedules, spreadSeconds, p50Ms: percentile(delays, 50), p99Ms: percentile(delays, 99), maxMs: delays.at(-1)! },
+    throughput: { schedules, seconds, perSecond: schedules / seconds },
+  };
+}
+
+/** `count` one-channel posts scheduled far ahead, a minute apart (one slot each); their ids. */
+async function createPosts(target: Target, count: number, offset: number): Promise<string[]> {
+  const first = Date.now() + CREATE_AHEAD_MS + offset * 60_000;
+  const postIds: string[] = [];
+  for (let start = 0; start < count; start += ROWS_PER_REQUEST) {
+    const rows = Array.from({ length: Math.min(ROWS_PER_REQUEST, count - start) }, (_, i) => ({
+      content: `Benchmark post ${offset + start + i + 1}: published by the engine at its time, once. #postwise https://example.com/bench`,
+      scheduledAt: new Date(first + (start + i) * 60_000).toISOString(),
+    }));
+    const response = await fetch(`${target.serviceUrl}/api/v1/posts`, {
+      method: 'POST',
+      headers: { 'x-api-key': target.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ rows, shared: { selectedIntegrations: [target.integrationId] }, postAction: 'SCHEDULED_TIME' }),
+    });
+    if (response.status !== 201) throw new Error(`POST /posts: status ${response.status}: ${await response.text()}`);
+    postIds.push(...((await response.json()) as { postIds: string[] }).postIds);
+  }
+  return postIds;
+}
+
+/**
+ * Moves the schedules of `postIds` to `when` (n: 1, 2… in id order) and their jobs with them, in one statement, as
+ * a reschedule does; answers the schedule ids.
+ */
+async function makeDue(sql: postgres.Sql, postIds: string[], when: postgres.PendingQuery<postgres.Row[]>): Promise<string[]> {
+  const moved = await sql<{ id: string }[]>`
+    WITH numbered AS (
+      SELECT id, row_number() OVER (ORDER BY id) AS n FROM schedules WHERE post_id = ANY(${postIds}::uuid[])),
+    moved AS (
+      UPDATE schedules s SET scheduled_at = ${when}, updated_at = now() FROM numbered WHERE s.id = numbered.id
+      RETURNING s.id, s.scheduled_at)
+    SELECT id, graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', id), run_at := scheduled_at,
+      job_key := 'publish-schedule:' || id) AS job
+    FROM moved`;
+  if (moved.length !== postIds.length) throw new Error(`${moved.length} schedules moved instead of ${postIds.length}`);
+  return moved.map((row) => row.id);
+}
+
+async function allPublished(sql: postgres.Sql, ids: string[], timeoutMs: number): Promise<void> {
+  for (const started = Date.now(); ; await sleep(100)) {
+    const [counts] = await sql<[{ published: number; failed: number; reason: string | null }]>`
+      SELECT count(*) FILTER (WHERE status = 'PUBLISHED')::int AS published, count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
+        min(failure_reason) AS reason
+      FROM schedules WHERE id = ANY(${ids}::uuid[])`;
+    if (counts.failed > 0) throw new Error(`${counts.failed} schedules FAILED: ${counts.reason}`);
+    if (counts.published === ids.length) return;
+    if (Date.now() - started > timeoutMs) throw new Error(`${counts.published} of ${ids.length} schedules published after ${timeoutMs / 1000} s`);
+  }
+}
+
+/**
+ * graphile-worker's own rate on this database: `jobs` jobs of a task that does nothing, added at once, run by a
+ * runner with the service's concurrency and polling interval, after a warm-up batch.
+ */
+async function emptyJobRate(database: Database, jobs: number, concurrency: number, pollInterval: number) {
+  let done = 0;
+  let lastDone = 0;
+  const runner = await runWorker({
+    connectionString: database.url,
+    concurrency,
+    pollInterval,
+    noHandleSignals: true,
+    logger: new Logger(() => () => {}),
+    taskList: {
+      'bench-empty-job': async () => {
+        done++;
+        lastDone = performance.now();
+      },
+    },
+  });
+  try {
+    const batch = async (count: number) => {
+      done = 0;
+      await database.sql`SELECT graphile_worker.add_job('bench-empty-job', '{}'::json) FROM generate_series(1, ${count}::int)`;
+      const started = performance.now();
+      for (const since = Date.now(); done < count; await sleep(5)) {
+        if (Date.now() - since > 300_000) throw new Error(`${done} of ${count} empty jobs done after 300 s`);
+      }
+      return (lastDone - started) / 1000;
+    };
+    await batch(Math.min(100, jobs));
+    const seconds = await batch(jobs);
+    return { jobs, seconds, perSecond: jobs / seconds };
+  } finally {
+    await runner.stop();
+  }
+}
+
+/** An account with an app password on the PDS, as a user makes them. */
+async function createPdsAccount(pdsUrl: string) {
+  const handle = `bench${Date.now().toString(36)}.test`;
+  const password = `bench-${Math.random().toString(36).slice(2)}`;
+  const agent = new AtpAgent({ service: pdsUrl });
+  const created = await agent.com.atproto.server.createAccount({ handle, password, email: `${handle}@example.com` });
+  await agent.login({ identifier: handle, password });
+  const appPassword = (await agent.com.atproto.server.createAppPassword({ name: 'postwise-bench' })).data.password;
+  return { agent, did: created.data.did, handle, appPassword };
+}
+
+/** The records' `createdAt` by record key, read back from the PDS. */
+async function sentAtOnPds(agent: AtpAgent, did: string): Promise<Map<string, number>> {
+  const sentAt = new Map<string, number>();
+  let cursor: string | undefined;
+  do {
+    const { data } = await agent.com.atproto.repo.listRecords({ repo: did, collection: 'app.bsky.feed.post', limit: 100, cursor });
+    for (const record of data.records) sentAt.set(record.uri.split('/').at(-1)!, Date.parse((record.value as { createdAt: string }).createdAt));
+    cursor = data.records.length === 100 ? data.cursor : undefined;
+  } while (cursor);
+  return sentAt;
+}
+
+/** The value at or below which `p` % of the sorted values lie. */
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}

@@ -1,0 +1,135 @@
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectThroughForm, createAccount, postsOf, type TestAccount } from './support/bluesky.js';
+import { alive, run, stop, waitFor, type Running } from './support/processes.js';
+import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+
+/**
+ * The publishing engine in a real `npm run worker` process, stopped the two ways a host stops it: SIGKILL (a crash,
+ * an OOM kill) after the PDS accepted a record but before the status was written, and SIGTERM (a deploy) in the
+ * middle of a publish. The fault sits in the worker's global fetch (test/support/platform-faults.mjs), where the
+ * Bluesky client's requests really go. The API runs in this process without a worker, so the child takes the job;
+ * the recovery is a worker started here afterwards.
+ */
+
+let service: TestService;
+let ws: Workspace;
+let sql: postgres.Sql;
+let account: TestAccount;
+let integrationId: string;
+const started: Running[] = [];
+const faults = fileURLToPath(new URL('./support/platform-faults.mjs', import.meta.url));
+/** Short, so the recovery of a killed worker's schedule need not wait minutes (no publish on loopback takes 3 s). */
+const RECOVERY = { publishStaleMs: 3000, publishRecoveryIntervalMs: 200 };
+
+beforeAll(async () => {
+  service = await startTestService({}, { api: true, worker: false });
+  ws = await service.workspace({ plan: 'business' });
+  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
+  account = await createAccount();
+  integrationId = await connectThroughForm(service.api, ws.apiKey, account);
+});
+afterAll(async () => {
+  for (const running of started) if (alive(-running.child.pid!)) process.kill(-running.child.pid!, 'SIGKILL');
+  await sql?.end();
+  await service?.stop();
+});
+
+/** `npm run worker` on the test's database, with `fault` in its fetch. */
+async function worker(fault: string): Promise<Running> {
+  const running = run(['run', 'worker'], {
+    DATABASE_URL: service.databaseUrl,
+    ENCRYPTION_KEY: service.service.core.app.config.encryptionKey!,
+    NODE_OPTIONS: `--import ${faults}`,
+    POSTWISE_TEST_FAULT: fault,
+    LOG_LEVEL: 'info',
+  });
+  started.push(running);
+  await waitFor(running, /Postwise worker running/);
+  return running;
+}
+
+async function publishNow(content: string): Promise<string> {
+  const created = await call(`${service.api}/posts`, {
+    method: 'POST',
+    key: ws.apiKey,
+    body: { rows: [{ content }], shared: { selectedIntegrations: [integrationId] }, postAction: 'PUBLISH_NOW' },
+  });
+  expect(created.status, created.text).toBe(201);
+  const [schedule] = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId}`;
+  return schedule!.id;
+}
+
+const stateOf = async (id: string) =>
+  (await sql<{ status: string; retryCount: number; platformPostId: string | null; failureReason: string | null }[]>`
+    SELECT status, retry_count, platform_post_id, failure_reason FROM schedules WHERE id = ${id}`)[0]!;
+
+async function settled(id: string) {
+  for (const since = Date.now(); Date.now() - since < 30_000; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    const state = await stateOf(id);
+    if (state.status === 'PUBLISHED' || state.status === 'FAILED') return state;
+  }
+  return stateOf(id);
+}
+
+const recordsOf = async (text: string) => (await postsOf(account)).filter((post) => (post.value as { text: string }).text === text);
+
+/** A worker in this process, as another host's would be, to take over what the stopped one left. */
+async function withRecoveringWorker<T>(body: () => Promise<T>): Promise<T> {
+  const other = await startTestService({ databaseUrl: service.databaseUrl, encryptionKey: service.service.core.app.config.encryptionKey, ...RECOVERY }, { api: false, worker: true });
+  try {
+    return await body();
+  } finally {
+    await other.stop();
+  }
+}
+
+describe('a worker process stopped mid-publish', () => {
+  it('SIGKILL after the PDS accepted, before the status was written: recovery finds the record and publishes nothing twice', async () => {
+    const child = await worker('accept-then-hang');
+    const id = await publishNow('Accepted, then the worker was killed');
+    await waitFor(child, /FAULT createRecord accepted/);
+    process.kill(-child.child.pid!, 'SIGKILL');
+    await child.exited;
+
+    expect(await stateOf(id)).toMatchObject({ status: 'PUBLISHING', platformPostId: null });
+    const [record] = await recordsOf('Accepted, then the worker was killed');
+    expect(record).toBeDefined();
+
+    const state = await withRecoveringWorker(() => settled(id));
+    expect(state).toMatchObject({ status: 'PUBLISHED', platformPostId: record!.uri, retryCount: 0 });
+    expect(await recordsOf('Accepted, then the worker was killed')).toHaveLength(1);
+  }, 90_000);
+
+  it('SIGTERM while the platform does not answer: the call is aborted, the schedule goes back to SCHEDULED due now, and is published once', async () => {
+    const child = await worker('never-answer');
+    const id = await publishNow('Interrupted by a deploy');
+    await waitFor(child, /FAULT createRecord held/);
+    expect(await stop(child)).toBe(true);
+    expect(await child.exited, child.output()).toBe(0);
+    expect(child.output()).toContain('publish interrupted by the worker stopping');
+    expect(child.output()).not.toContain('"level":"error"');
+
+    // The truth: not published, not failed, no retry spent, and due again at once.
+    expect(await stateOf(id)).toMatchObject({ status: 'SCHEDULED', retryCount: 0, platformPostId: null, failureReason: null });
+    const [job] = await sql<{ runAt: Date }[]>`SELECT run_at FROM graphile_worker.jobs WHERE key = ${`publish-schedule:${id}`}`;
+    expect(job!.runAt.getTime()).toBeLessThanOrEqual(Date.now());
+    expect(await recordsOf('Interrupted by a deploy')).toEqual([]);
+
+    const state = await withRecoveringWorker(() => settled(id));
+    expect(state).toMatchObject({ status: 'PUBLISHED', retryCount: 0 });
+    expect(await recordsOf('Interrupted by a deploy')).toHaveLength(1);
+  }, 90_000);
+
+  it('SIGTERM while the platform is slow but answering: the running publish finishes before the process exits', async () => {
+    const child = await worker('slow');
+    const id = await publishNow('Finished during a deploy');
+    await waitFor(child, /FAULT createRecord held/);
+    expect(await stop(child)).toBe(true);
+    expect(await child.exited, child.output()).toBe(0);
+    expect(child.output()).not.toContain('"level":"error"');
+    expect(await stateOf(id)).toMatchObject({ status: 'PUBLISHED', retryCount: 0 });
+    expect(await recordsOf('Finished during a deploy')).toHaveLength(1);
+  }, 90_000);
+});
