@@ -10,6 +10,7 @@ import type { Logger } from './logger.js';
 import type { AppContext } from './registry/context.js';
 import { Pipeline, type Outcome } from './registry/pipeline.js';
 import { loadEncryptionKey, secretsFrom, type Secrets } from './secrets.js';
+import { openStorage, type Storage } from './storage/index.js';
 import { UsageRecorder } from './usage.js';
 import { installWorkerSchema } from './worker/index.js';
 
@@ -31,7 +32,8 @@ export interface Core {
 
 /**
  * Connects to DATABASE_URL (waiting a bounded time for it to answer), or starts (or joins) the embedded
- * Postgres under DATA_DIR, and applies the migrations (ours, then graphile-worker's). `close` flushes usage,
+ * Postgres under DATA_DIR, and applies the migrations (ours, then graphile-worker's); opens the object store
+ * (S3_*, or the embedded one under DATA_DIR). `close` flushes usage,
  * disconnects, and leaves the embedded Postgres, which stops when the last process using it leaves.
  */
 export async function openCore(config: Config, logger: Logger): Promise<Core> {
@@ -49,14 +51,16 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
     throw error;
   }
   let secrets: Secrets;
+  let storage: Storage;
   try {
     secrets = secretsFrom(await loadEncryptionKey(config.encryptionKey, config.dataDir));
+    storage = await openStorage(config);
   } catch (error) {
     await db.end({ timeout: 1 });
     await database.stop();
     throw error;
   }
-  const app: AppContext = { config, db, logger, secrets, publicUrl: config.publicUrl ?? `http://${config.host}:${config.port}` };
+  const app: AppContext = { config, db, logger, secrets, storage, publicUrl: config.publicUrl ?? `http://${config.host}:${config.port}` };
   const usage = new UsageRecorder(db, logger, config.usageFlushMs);
   const pipeline = new Pipeline(app, usage);
   return {
@@ -76,6 +80,7 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
     async close() {
       await usage.close();
       await db.end({ timeout: 5 });
+      await storage.close();
       await database.stop();
     },
   };

@@ -18,7 +18,7 @@ export default defineOperation({
   input: { body: z.strictObject({ platform: text.min(1).max(50).meta({ description: 'BLUESKY.' }) }) },
   output: z.object({ redirectUrl: z.string().meta({ description: 'The connect page, to open in a browser.' }) }),
   errors: ['VALIDATION_ERROR'],
-  async handler({ platform }, { auth, fail, db, logger, secrets, config, publicUrl }) {
+  async handler({ platform }, { auth, fail, db, logger, secrets, storage, config, publicUrl }) {
     const supported = connectablePlatforms();
     if (!supported.includes(platform as Platform)) {
       const known = PLATFORMS.includes(platform as Platform);
@@ -27,7 +27,7 @@ export default defineOperation({
         `platform: ${known ? `${platforms[platform as Platform].label} cannot be connected yet` : `unknown platform "${platform}"`}; supported: ${supported.join(', ')}`,
       );
     }
-    const redirectUrl = await createConnectLink({ db, logger, secrets, config, publicUrl }, auth, platform as Platform);
+    const redirectUrl = await createConnectLink({ db, logger, secrets, storage, config, publicUrl }, auth, platform as Platform);
     return { redirectUrl };
   },
 });

@@ -24,7 +24,7 @@ export default defineOperation({
   input: { path: z.object({ id: uuid }) },
   output: success,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'PLATFORM_ERROR'],
-  async handler({ id }, { db, auth, fail, logger, secrets, config, publicUrl }) {
+  async handler({ id }, { db, auth, fail, logger, secrets, storage, config, publicUrl }) {
     const [published] = await db<{ integrationId: string; threadRootScheduleId: string | null }[]>`
       SELECT integration_id, thread_root_schedule_id FROM schedules WHERE id = ${id} AND organization_id = ${auth.workspaceId} AND status = 'PUBLISHED'`;
     if (published) {
@@ -36,7 +36,7 @@ export default defineOperation({
         ORDER BY thread_order DESC`;
       if (targets.length === 0) return { success: true };
       try {
-        const { account } = await openAccount({ db, logger, secrets, config, publicUrl }, published.integrationId, AbortSignal.timeout(PLATFORM_TIMEOUT_MS));
+        const { account } = await openAccount({ db, logger, secrets, storage, config, publicUrl }, published.integrationId, AbortSignal.timeout(PLATFORM_TIMEOUT_MS));
         for (const target of targets) {
           if (target.firstComment) {
             const comment = await account.lookUp({ scheduleId: target.id, createdAt: target.createdAt, kind: 'firstComment' });
