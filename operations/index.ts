@@ -24,6 +24,9 @@ import listUsageEvents from './usage/events.js';
 import getUsage from './usage/summary.js';
 import updateWorkspaceSettings from './workspace/settings.js';
 import getCurrentUser from './users/me.js';
+import completeUpload from './uploads/complete.js';
+import deleteUpload from './uploads/delete.js';
+import initiateUpload from './uploads/initiate.js';
 
 /** Every operation of the service. Adding one is adding its file and a line here; no surface changes. */
 export const operations: readonly Operation[] = [
@@ -52,4 +55,7 @@ export const operations: readonly Operation[] = [
   retrySchedule,
   rescheduleSchedule,
   updateWorkspaceSettings,
+  initiateUpload,
+  completeUpload,
+  deleteUpload,
 ];

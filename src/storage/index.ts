@@ -11,7 +11,7 @@ export interface Storage {
    * A URL that accepts one PUT of exactly this key, content type, length and SHA-256 until `expiresInSeconds` have
    * passed, and the headers the PUT must carry besides Content-Length (which any HTTP client sets from the body).
    */
-  presignPut(object: { key: string; contentType: string; size: number; sha256Base64: string; expiresInSeconds: number }): Promise<{
+  presignPut(object: { key: string; contentType: string; size: number; sha256Base64: string; signedAt: Date; expiresInSeconds: number }): Promise<{
     url: string;
     requiredHeaders: Record<string, string>;
   }>;
@@ -45,9 +45,10 @@ function s3Storage(s3: S3Config, stop: () => Promise<void>): Storage {
   const Bucket = s3.bucket;
   return {
     publicUrl: (key) => `${s3.publicUrl}/${key.split('/').map(encodeURIComponent).join('/')}`,
-    async presignPut({ key, contentType, size, sha256Base64, expiresInSeconds }) {
+    async presignPut({ key, contentType, size, sha256Base64, signedAt, expiresInSeconds }) {
       const command = new PutObjectCommand({ Bucket, Key: key, ContentType: contentType, ContentLength: size, ChecksumSHA256: sha256Base64 });
       const url = await getSignedUrl(client, command, {
+        signingDate: signedAt,
         expiresIn: expiresInSeconds,
         // Signed, so the URL takes no other type; the checksum stays a header (not a query parameter), so S3
         // verifies the body against it.
