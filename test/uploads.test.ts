@@ -54,7 +54,7 @@ function initiate(bytes: Buffer, overrides: Record<string, unknown> = {}, key = 
   });
 }
 
-const put = (signedUrl: string, bytes: Buffer, headers: Record<string, string>) => fetch(signedUrl, { method: 'PUT', body: bytes, headers });
+const put = (signedUrl: string, bytes: Buffer, headers: Record<string, string>) => fetch(signedUrl, { method: 'PUT', body: new Uint8Array(bytes), headers });
 
 /** initiate, PUT, complete; answers complete's response. */
 async function upload(bytes: Buffer, overrides: Record<string, unknown> = {}, key = ws.apiKey) {
@@ -162,7 +162,7 @@ describe('what the signed URL and complete refuse', () => {
     expect((await put(started.json.signedUrl, bytes.subarray(1), headers)).status).toBe(403);
     expect((await put(started.json.signedUrl, bytes, { ...headers, 'content-type': 'image/png' })).status).toBe(403);
     expect((await put(started.json.signedUrl, bytes, { ...headers, 'x-amz-checksum-sha256': sha256(Buffer.from('x')) })).status).toBe(403);
-    const unsigned = await fetch(started.json.signedUrl.split('?')[0], { method: 'PUT', body: bytes, headers });
+    const unsigned = await fetch(started.json.signedUrl.split('?')[0], { method: 'PUT', body: new Uint8Array(bytes), headers });
     expect(unsigned.status).toBe(403);
     const done = await rest('/uploads/complete', { method: 'POST', body: { uploadId: started.json.uploadId, checksum: sha256(bytes) } });
     expect(done.status, done.text).toBe(409);
@@ -301,5 +301,92 @@ describe('over MCP', () => {
     } finally {
       await mcp.close();
     }
+  });
+});
+
+describe('media on posts', () => {
+  let sky: string;
+  let pro: string;
+  const future = () => new Date(Date.now() + 3 * 86_400_000).toISOString();
+  const createPost = (row: Record<string, unknown>, integrations: string[], postAction = 'DRAFT') =>
+    rest('/posts', { method: 'POST', body: { rows: [{ content: 'with media', ...row }], shared: { selectedIntegrations: integrations }, postAction } });
+  async function mediaIds(n: number, format: 'jpeg' | 'webp' = 'jpeg') {
+    return Promise.all(
+      Array.from({ length: n }, async (_, index) => {
+        const bytes = format === 'webp' ? await sharp(await photo(60 + index, 40)).webp().toBuffer() : await photo(60 + index, 40);
+        const done = await upload(bytes, { fileType: `image/${format}`, fileName: `image-${index}.${format}` });
+        expect(done.status, done.text).toBe(200);
+        return done.json.mediaId as string;
+      }),
+    );
+  }
+
+  beforeAll(async () => {
+    sky = (await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Sky' })).id;
+    pro = (await ws.admin('createIntegration', { platform: 'LINKEDIN', name: 'Pro' })).id;
+  });
+
+  it('attaches media in order with alt text; posts, schedules and the calendar show it', async () => {
+    const [first, second] = await mediaIds(2);
+    await mediaOf(first!);
+    const created = await createPost({ scheduledAt: future(), media: [{ id: first, altText: 'A gradient' }, { id: second }] }, [sky, pro]);
+    expect(created.status, created.text).toBe(201);
+    const post = (await rest(`/posts/${created.json.postId}`)).json;
+    expect(post.attachments.map((attachment: any) => [attachment.order, attachment.mediaId, attachment.altText])).toEqual([
+      [0, first, 'A gradient'],
+      [1, second, null],
+    ]);
+    expect(post.attachments[0].media).toMatchObject({ id: first, type: 'IMAGE', width: 60, height: 40, variantsStatus: 'ready' });
+    expect(post.attachments[0].media.variants['1:1']).toMatchObject({ width: 40, height: 40 });
+    expect(post.attachments[0].thumbnail.id).toBe(first);
+    expect(post.schedules[0].attachmentMediaUrls).toEqual(post.attachments.map((attachment: any) => attachment.media.url));
+
+    const calendar = await rest(`/schedules?startDate=${encodeURIComponent(new Date().toISOString())}&view=agenda`);
+    const entry = calendar.json.schedules.find((schedule: any) => schedule.postId === created.json.postId);
+    expect(entry.post).toMatchObject({ attachmentCount: 2, thumbnail: { url: post.attachments[0].media.variants['1:1'].url, type: 'IMAGE', width: 40, height: 40 } });
+
+    const [third] = await mediaIds(1);
+    const patched = await rest(`/posts/${created.json.postId}`, { method: 'PATCH', body: { media: [{ id: third, altText: 'new' }, { id: first }] } });
+    expect(patched.status, patched.text).toBe(200);
+    const after = (await rest(`/posts/${created.json.postId}`)).json;
+    expect(after.attachments.map((attachment: any) => attachment.mediaId)).toEqual([third, first]);
+  });
+
+  it('answers MEDIA_RULE_VIOLATED naming the platform and the rule, and creates nothing', async () => {
+    const five = await mediaIds(5);
+    const tooMany = await createPost({ media: five.map((id) => ({ id })) }, [sky]);
+    expect(tooMany.status, tooMany.text).toBe(400);
+    expect(tooMany.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: expect.stringContaining('Bluesky allows at most 4 images per post; 5 given') });
+    expect((await createPost({ media: five.map((id) => ({ id })) }, [pro])).status).toBe(201);
+
+    const longAlt = await createPost({ media: [{ id: five[0], altText: 'é'.repeat(2001) }] }, [sky]);
+    expect(longAlt.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: expect.stringContaining('rows[0].media for "Sky" (BLUESKY): media[0].altText has 2001 graphemes') });
+
+    const [webp] = await mediaIds(1, 'webp');
+    const onLinkedIn = await createPost({ media: [{ id: webp }] }, [sky, pro]);
+    expect(onLinkedIn.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: expect.stringContaining('LinkedIn takes JPEG, PNG and GIF images') });
+
+    const unknown = await createPost({ media: [{ id: '00000000-0000-4000-8000-000000000000' }] }, [sky]);
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.message).toContain('rows[0].media[0].id');
+    const twice = await createPost({ media: [{ id: five[0] }, { id: five[0] }] }, [sky]);
+    expect(twice.json.code).toBe('VALIDATION_ERROR');
+    const [{ count }] = await sql<{ count: number }[]>`SELECT count(*)::int AS count FROM attachments WHERE media_id = ${five[0]!}`;
+    expect(count).toBe(1);
+  });
+
+  it('media attached to a live schedule cannot be deleted; attached to a draft, it leaves the draft', async () => {
+    const [live, drafted] = await mediaIds(2);
+    const scheduled = await createPost({ scheduledAt: future(), media: [{ id: live }] }, [sky], 'SCHEDULED_TIME');
+    expect(scheduled.status, scheduled.text).toBe(201);
+    const [liveUpload] = await sql<{ uploadId: string }[]>`SELECT upload_id FROM media WHERE id = ${live!}`;
+    const refused = await rest(`/uploads/${liveUpload!.uploadId}`, { method: 'DELETE', body: {} });
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.json).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining(`post ${scheduled.json.postId}, which has a SCHEDULED schedule`) });
+
+    const draft = await createPost({ media: [{ id: drafted }] }, [sky]);
+    const [draftUpload] = await sql<{ uploadId: string }[]>`SELECT upload_id FROM media WHERE id = ${drafted!}`;
+    expect((await rest(`/uploads/${draftUpload!.uploadId}`, { method: 'DELETE', body: {} })).status).toBe(200);
+    expect((await rest(`/posts/${draft.json.postId}`)).json.attachments).toEqual([]);
   });
 });

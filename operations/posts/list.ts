@@ -48,7 +48,7 @@ export default defineOperation({
       hasPreviousPage: z.boolean(),
     }),
   }),
-  async handler({ page, limit, status, search, platform, dateFrom, dateTo, tagIds }, { db, auth }) {
+  async handler({ page, limit, status, search, platform, dateFrom, dateTo, tagIds }, { db, storage, auth }) {
     const workspaceZone = db`(SELECT time_zone FROM organizations WHERE id = ${auth.workspaceId})`;
     const isDay = (value: string) => day.safeParse(value).success;
     const scheduleFilters = [
@@ -84,7 +84,7 @@ export default defineOperation({
     const total = counted!.total;
     const totalPages = Math.ceil(total / limit);
     return {
-      items: await loadPosts(db, auth.workspaceId, rows.map((row) => row.id)),
+      items: await loadPosts(db, storage, auth.workspaceId, rows.map((row) => row.id)),
       pageInfo: { page, limit, total, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 },
     };
   },

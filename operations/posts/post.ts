@@ -4,6 +4,8 @@ import { iso, isoOrNull, timestamp, uuid } from '../../src/registry/fields.js';
 import { platform, tokenStatus } from '../integrations/integration.js';
 import { Media } from '../media/media.js';
 import type { Platform } from '../../src/platforms/index.js';
+import type { Storage } from '../../src/storage/index.js';
+import { loadAttachments } from './attachments.js';
 
 export const SCHEDULE_STATUSES = ['DRAFT', 'SCHEDULED', 'PUBLISHING', 'PUBLISHED', 'FAILED'] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
@@ -56,7 +58,7 @@ export const Schedule = z.object({
   scheduledContent: z.string().meta({ description: 'The text this channel publishes: the post\'s, an override, or a thread part.' }),
   firstComment: z.string().nullable(),
   settings: z.record(z.string(), z.unknown()),
-  attachmentMediaUrls: z.array(z.string()),
+  attachmentMediaUrls: z.array(z.string()).meta({ description: 'The URLs of the media this schedule publishes, in order (its post\'s; none on thread parts).' }),
   platformPostId: z.string().nullable(),
   releaseUrl: z.string().nullable(),
   retryCount: z.number().int(),
@@ -157,11 +159,11 @@ export interface ScheduleRow {
 
 /**
  * The posts `ids` of the workspace as the API shows them, in the order of `ids` (missing ones left out).
- * Three queries, whatever the number of posts: the posts, their schedules, their tags.
+ * Four queries, whatever the number of posts: the posts, their schedules, their tags, their attachments.
  */
-export async function loadPosts(db: Sql, workspaceId: string, ids: string[]): Promise<PostOutput[]> {
+export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, ids: string[]): Promise<PostOutput[]> {
   if (ids.length === 0) return [];
-  const [posts, schedules, tags] = await Promise.all([
+  const [posts, schedules, tags, attachments] = await Promise.all([
     db<PostRow[]>`
       SELECT p.*, u.name AS user_name, u.email AS user_email
       FROM posts p LEFT JOIN users u ON u.id = p.user_id
@@ -175,12 +177,15 @@ export async function loadPosts(db: Sql, workspaceId: string, ids: string[]): Pr
       SELECT pt.post_id, t.id, t.name, t.slug FROM post_tags pt JOIN tags t ON t.id = pt.tag_id
       WHERE pt.organization_id = ${workspaceId} AND pt.post_id = ANY(${ids}::uuid[])
       ORDER BY t.slug`,
+    loadAttachments(db, storage, workspaceId, ids),
   ]);
   const byId = new Map(posts.map((post) => [post.id, post]));
   return ids.flatMap((id) => {
     const post = byId.get(id);
     if (!post) return [];
     const postTags = tags.filter((tag) => tag.postId === id).map(({ id, name, slug }) => ({ id, name, slug }));
+    const postAttachments = attachments.get(id) ?? [];
+    const mediaUrls = postAttachments.map((attachment) => attachment.media!.url);
     return [
       {
         id: post.id,
@@ -198,25 +203,28 @@ export async function loadPosts(db: Sql, workspaceId: string, ids: string[]): Pr
         canSchedule: post.approvalStatus !== 'pending_review' && post.approvalStatus !== 'rejected',
         createdAt: iso(post.createdAt),
         updatedAt: iso(post.updatedAt),
-        attachments: [],
+        attachments: postAttachments,
         collab: null,
         tags: postTags,
-        schedules: schedules.filter((schedule) => schedule.postId === id).map(toPostSchedule),
+        schedules: schedules.filter((schedule) => schedule.postId === id).map((schedule) => toPostSchedule(schedule, mediaUrls)),
         user: post.userId && post.userName !== null && post.userEmail !== null ? { id: post.userId, name: post.userName, email: post.userEmail } : null,
       },
     ];
   });
 }
 
-function toPostSchedule(row: ScheduleRow): z.input<typeof PostSchedule> {
+function toPostSchedule(row: ScheduleRow, mediaUrls: string[]): z.input<typeof PostSchedule> {
   return {
-    ...toSchedule(row),
+    ...toSchedule(row, mediaUrls),
     integration: { id: row.integrationId, name: row.integrationName, platform: row.integrationPlatform, tokenStatus: row.integrationTokenStatus },
   };
 }
 
-/** A schedule row as the API shows it, without the channel (each endpoint adds the shape it carries). */
-export function toSchedule(row: ScheduleRow): z.input<typeof Schedule> {
+/**
+ * A schedule row as the API shows it, without the channel (each endpoint adds the shape it carries). `mediaUrls`:
+ * its post's media, which the thread's first schedule publishes (thread parts carry none).
+ */
+export function toSchedule(row: ScheduleRow, mediaUrls: string[]): z.input<typeof Schedule> {
   const { integrationName: _name, integrationPlatform: _platform, integrationTokenStatus: _tokenStatus, settingsText, ...schedule } = row;
   return {
     ...schedule,
@@ -229,6 +237,6 @@ export function toSchedule(row: ScheduleRow): z.input<typeof Schedule> {
     approvalCompletedAt: isoOrNull(row.approvalCompletedAt),
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
-    attachmentMediaUrls: [],
+    attachmentMediaUrls: row.threadOrder === 0 ? mediaUrls : [],
   };
 }

@@ -51,7 +51,7 @@ export default defineOperation({
     nextCursor: CalendarCursor.nullable().meta({ description: 'Where the next page starts; null on the last page.' }),
     hasMore: z.boolean(),
   }),
-  async handler(query, { db, auth }) {
+  async handler(query, { db, storage, auth }) {
     const [workspace] = await db<{ timeZone: string }[]>`SELECT time_zone FROM organizations WHERE id = ${auth.workspaceId}`;
     const { start, end } = windowOf(db, query, workspace!.timeZone);
     const forward = query.direction === 'forward';
@@ -72,7 +72,7 @@ export default defineOperation({
     const rows = await selectCalendar(db, auth.workspaceId, where, order, query.limit + 1);
     const page = rows.slice(0, query.limit);
     const hasMore = rows.length > query.limit;
-    return { schedules: page.map(toCalendarSchedule), nextCursor: hasMore ? cursorOf(page.at(-1)!) : null, hasMore };
+    return { schedules: page.map((row) => toCalendarSchedule(row, storage)), nextCursor: hasMore ? cursorOf(page.at(-1)!) : null, hasMore };
   },
 });
 

@@ -8,6 +8,10 @@ const MAX_GRAPHEMES = 300;
 // The AT Protocol lexicon of app.bsky.feed.post also caps the text at 3000 bytes of UTF-8.
 const MAX_BYTES = 3000;
 const POST = 'app.bsky.feed.post';
+// app.bsky.embed.images: at most 4 images, each blob at most 1,000,000 bytes; the app caps alt text at 2000 graphemes.
+const MAX_IMAGES = 4;
+export const MAX_IMAGE_BYTES = 1_000_000;
+const MAX_ALT_GRAPHEMES = 2000;
 /** A request without an answer by then is abandoned; for a write, its outcome is unknown (looked up before a retry). */
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -252,6 +256,18 @@ export const bluesky: PlatformRules = {
     if (length > MAX_GRAPHEMES) return { limit: MAX_GRAPHEMES, length, unit: 'graphemes' };
     const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes > MAX_BYTES) return { limit: MAX_BYTES, length: bytes, unit: 'bytes of UTF-8' };
+    return null;
+  },
+  checkMedia(images) {
+    if (images.length > MAX_IMAGES) return `Bluesky allows at most ${MAX_IMAGES} images per post; ${images.length} given`;
+    for (const [index, image] of images.entries()) {
+      const alt = countGraphemes(image.altText ?? '');
+      if (alt > MAX_ALT_GRAPHEMES) return `media[${index}].altText has ${alt} graphemes; Bluesky allows at most ${MAX_ALT_GRAPHEMES}`;
+      if (image.variantsStatus === 'failed') return `media[${index}] has no publishable version for Bluesky (its variants failed); upload it again`;
+      if (image.publishedBytes !== null && image.publishedBytes > MAX_IMAGE_BYTES) {
+        return `media[${index}] is ${image.publishedBytes} bytes; Bluesky allows at most ${MAX_IMAGE_BYTES} per image`;
+      }
+    }
     return null;
   },
   publisher,
