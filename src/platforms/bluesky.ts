@@ -2,7 +2,15 @@ import { createHash } from 'node:crypto';
 import type { AtpSessionData, CredentialSession, XRPCError } from '@atproto/api';
 import { TID } from '@atproto/common-web';
 import type { PlatformRules } from './index.js';
-import { PlatformError, type Connection, type PostKey, type PublishedPost, type Publisher, type PublishingAccount } from './publishing.js';
+import {
+  PlatformError,
+  type Connection,
+  type OutgoingImage,
+  type PostKey,
+  type PublishedPost,
+  type Publisher,
+  type PublishingAccount,
+} from './publishing.js';
 
 const MAX_GRAPHEMES = 300;
 // The AT Protocol lexicon of app.bsky.feed.post also caps the text at 3000 bytes of UTF-8.
@@ -69,6 +77,8 @@ export function recordKey(key: PostKey): string {
 }
 
 export const releaseUrl = (handleOrDid: string, rkey: string) => `https://bsky.app/profile/${handleOrDid}/post/${rkey}`;
+
+const noDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
 
 const CREDENTIAL_ERRORS = new Set(['InvalidToken', 'ExpiredToken', 'AuthenticationRequired', 'AccountTakedown', 'AccountDeactivated', 'AuthMissing']);
 
@@ -209,6 +219,7 @@ const publisher: Publisher = {
             root: { uri: post.replyTo.root.id, cid: post.replyTo.root.ref },
             parent: { uri: post.replyTo.parent.id, cid: post.replyTo.parent.ref },
           };
+          const embed = post.images?.length ? await embedImages(post.images) : undefined;
           const record = {
             $type: POST,
             text: text.text,
@@ -216,6 +227,7 @@ const publisher: Publisher = {
             langs: langsOf(post.settings),
             createdAt: new Date().toISOString(),
             ...(reply && { reply }),
+            ...(embed && { embed }),
           };
           const rkey = recordKey(post.key);
           try {
@@ -236,6 +248,21 @@ const publisher: Publisher = {
           await agent.com.atproto.repo.deleteRecord({ repo: session.did!, collection: POST, rkey: parseAtUri(postId).rkey });
         }, true),
     };
+
+    /**
+     * Uploads each image's first version that fits a blob (its `source` variant, made to fit) and embeds them with their
+     * alt text and aspect ratio. A blob is stored by its hash, so uploading it again on a retry stores nothing new.
+     */
+    async function embedImages(images: OutgoingImage[]) {
+      const embedded = [];
+      for (const [index, image] of images.entries()) {
+        const version = image.versions.find((candidate) => candidate.sizeBytes <= MAX_IMAGE_BYTES);
+        if (!version) throw new PlatformError('permanent', `Image ${index + 1} has no version of at most ${MAX_IMAGE_BYTES} bytes for Bluesky`, noDetail);
+        const { data } = await agent.com.atproto.repo.uploadBlob(await version.read(), { encoding: version.mimeType });
+        embedded.push({ image: data.blob, alt: image.altText, aspectRatio: { width: version.width, height: version.height } });
+      }
+      return { $type: 'app.bsky.embed.images', images: embedded };
+    }
 
     async function lookUp(rkey: string): Promise<PublishedPost | null> {
       try {

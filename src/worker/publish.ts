@@ -2,7 +2,7 @@ import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Database, Sql } from '../db/index.js';
 import { openAccount } from '../accounts.js';
-import { PlatformError, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
+import { PlatformError, type OutgoingImage, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { PUBLISH_TASK } from './jobs.js';
 
@@ -27,6 +27,7 @@ const Payload = z.strictObject({ scheduleId: z.uuid() });
 
 interface Claimed {
   id: string;
+  postId: string;
   integrationId: string;
   scheduledContent: string;
   firstComment: string | null;
@@ -52,7 +53,7 @@ async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefin
     UPDATE schedules s SET status = 'PUBLISHING', last_attempt = now(), updated_at = now()
     FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before
     WHERE s.id = before.id AND s.status = 'SCHEDULED'
-    RETURNING s.id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
+    RETURNING s.id, s.post_id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
       s.created_at, s.retry_count, before.last_attempt AS previous_attempt`;
   return claimed;
 }
@@ -103,7 +104,13 @@ async function publishOne(app: AppContext, account: PublishingAccount, schedule:
   const key: PostKey = { scheduleId: schedule.id, createdAt: schedule.createdAt, kind: 'post' };
   const post =
     (schedule.previousAttempt && (await account.lookUp(key))) ||
-    (await account.publish({ key, text: schedule.scheduledContent, settings: schedule.settings, replyTo }));
+    (await account.publish({
+      key,
+      text: schedule.scheduledContent,
+      settings: schedule.settings,
+      replyTo,
+      images: schedule.threadOrder === 0 ? await imagesOf(app, schedule.postId) : undefined,
+    }));
   // Stored the moment the platform confirms, before anything else can fail.
   await db`UPDATE schedules SET platform_post_id = ${post.id}, release_url = ${post.url}, updated_at = now() WHERE id = ${schedule.id}`;
   if (schedule.firstComment) {
@@ -155,6 +162,26 @@ async function fail(app: AppContext, schedule: Claimed, error: PlatformError): P
           connection_error = ${error.message}, updated_at = now()
         WHERE id = ${schedule.integrationId}`;
     }
+  });
+}
+
+/**
+ * The post's images for the adapter, each with its `source` variant first and the upload itself after it. An image whose
+ * variants are still being made is waited for (a transient failure: retried shortly).
+ */
+async function imagesOf(app: AppContext, postId: string): Promise<OutgoingImage[]> {
+  const rows = await app.db<{ altText: string | null; mimeType: string; objectKey: string; size: string; width: number; height: number; variantsStatus: string; sourceText: string | null }[]>`
+    SELECT a.alt_text, m.mime_type, m.object_key, m.size, m.width, m.height, m.variants_status, (m.variants->'source')::text AS source_text
+    FROM attachments a JOIN media m ON m.id = a.media_id WHERE a.post_id = ${postId} ORDER BY a."order"`;
+  if (rows.some((row) => row.variantsStatus === 'pending')) {
+    throw new PlatformError('transient', 'The post\'s images are still being processed', noDetail);
+  }
+  const read = (key: string) => () => app.storage.read(key);
+  return rows.map((row) => {
+    const source = row.sourceText ? (JSON.parse(row.sourceText) as { objectKey: string; width: number; height: number; sizeBytes: number }) : undefined;
+    const original = { width: row.width, height: row.height, sizeBytes: Number(row.size), mimeType: row.mimeType, read: read(row.objectKey) };
+    const variant = source && { ...source, mimeType: source.objectKey.endsWith('.webp') ? 'image/webp' : 'image/jpeg', read: read(source.objectKey) };
+    return { altText: row.altText ?? '', versions: variant ? [variant, original] : [original] };
   });
 }
 
