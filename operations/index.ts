@@ -26,6 +26,7 @@ import updateWorkspaceSettings from './workspace/settings.js';
 import getCurrentUser from './users/me.js';
 import completeUpload from './uploads/complete.js';
 import deleteUpload from './uploads/delete.js';
+import importUploadFromUrl from './uploads/from-url.js';
 import initiateUpload from './uploads/initiate.js';
 
 /** Every operation of the service. Adding one is adding its file and a line here; no surface changes. */
@@ -58,4 +59,5 @@ export const operations: readonly Operation[] = [
   initiateUpload,
   completeUpload,
   deleteUpload,
+  importUploadFromUrl,
 ];

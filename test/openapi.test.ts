@@ -36,6 +36,7 @@ const publicOperations: [string, string][] = [
   ['post', '/uploads/initiate'],
   ['post', '/uploads/complete'],
   ['delete', '/uploads/{uploadId}'],
+  ['post', '/uploads/from-url'],
 ];
 
 const operation = (method: string, path: string) => doc.paths[path]?.[method];

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import postgres from 'postgres';
@@ -106,6 +108,17 @@ describe('the whole flow', () => {
       expect([read.width, read.height, read.format], name).toEqual([width, height, 'jpeg']);
     }
     expect(again.json.variants.source.sizeBytes).toBeLessThanOrEqual(1_000_000);
+  });
+
+  it('initiate takes an Idempotency-Key: a retry answers the same upload and reserves nothing more', async () => {
+    const bytes = await photo(30, 30);
+    const body = { scenarioId: 'post_attachments', fileName: 'once.jpg', fileType: 'image/jpeg', fileSize: bytes.length, checksum: sha256(bytes) };
+    const headers = { 'idempotency-key': `initiate-${Date.now()}` };
+    const first = await rest('/uploads/initiate', { method: 'POST', body, headers });
+    const again = await rest('/uploads/initiate', { method: 'POST', body, headers });
+    expect(first.status, first.text).toBe(200);
+    expect(again.json.uploadId).toBe(first.json.uploadId);
+    expect(await sql`SELECT 1 FROM uploads WHERE file_name = 'once.jpg'`).toHaveLength(1);
   });
 
   it('reads the real type from the bytes, not the declared one', async () => {
@@ -443,4 +456,29 @@ describe('publishing images', () => {
       expect([read.width, read.height, read.format], `image ${index}`).toEqual([image.aspectRatio.width, image.aspectRatio.height, 'jpeg']);
     }
   }, 60_000);
+});
+
+describe('POST /uploads/from-url', () => {
+  it('refuses loopback and non-http URLs with 400, connecting nowhere and leaving nothing behind', async () => {
+    let connections = 0;
+    const listener = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    }).listen(0, '127.0.0.1');
+    await once(listener, 'listening');
+    const { port } = listener.address() as { port: number };
+    try {
+      const before = await sql`SELECT 1 FROM uploads WHERE organization_id = ${ws.workspaceId}`;
+      for (const url of [`http://127.0.0.1:${port}/a.png`, `http://[::1]:${port}/a.png`, 'file:///etc/passwd']) {
+        const refused = await rest('/uploads/from-url', { method: 'POST', body: { url, scenarioId: 'post_attachments' } });
+        expect(refused.status, url).toBe(400);
+        expect(refused.json.code).toBe('VALIDATION_ERROR');
+        expect(refused.json.message).toContain('url');
+      }
+      expect(connections).toBe(0);
+      expect(await sql`SELECT 1 FROM uploads WHERE organization_id = ${ws.workspaceId}`).toHaveLength(before.length);
+    } finally {
+      listener.close();
+    }
+  });
 });

@@ -1,24 +1,11 @@
-import { createHash, randomUUID } from 'node:crypto';
-import sharp from 'sharp';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { enqueueVariants } from '../../src/worker/jobs.js';
-import { checksum, IMAGE_TYPES, lockUpload, reserveStorage, uploadResult, UploadResult, type ImageType } from './upload.js';
+import { checksum, createMedia, imageOf, lockUpload, reserveStorage, uploadResult, UploadResult } from './upload.js';
 
 type Refusal = { code: 'CHECKSUM_MISMATCH' | 'VALIDATION_ERROR' | 'STORAGE_QUOTA_EXCEEDED'; message: string };
-
-/** The image type of `bytes` as sharp reads it, with its size in pixels, or undefined when it is none we take. */
-async function imageOf(bytes: Buffer): Promise<{ type: ImageType; width: number; height: number } | undefined> {
-  try {
-    const { format, width, height } = await sharp(bytes).metadata();
-    const type = (Object.keys(IMAGE_TYPES) as ImageType[]).find((candidate) => IMAGE_TYPES[candidate] === format);
-    return type && width && height ? { type, width, height } : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export default defineOperation({
   id: 'completeUpload',
@@ -76,12 +63,8 @@ export default defineOperation({
         if (refusal) return refuse({ code: 'STORAGE_QUOTA_EXCEEDED', message: `${refusal}. The file was deleted` });
       }
 
-      const mediaId = randomUUID();
-      await tx`
-        INSERT INTO media (id, organization_id, upload_id, type, mime_type, object_key, size, width, height)
-        VALUES (${mediaId}, ${auth.workspaceId}, ${uploadId}, 'IMAGE', ${image.type}, ${upload.objectKey}, ${size}, ${image.width}, ${image.height})`;
       await tx`UPDATE uploads SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = ${uploadId}`;
-      await enqueueVariants(tx, mediaId);
+      await createMedia(tx, { workspaceId: auth.workspaceId, uploadId, objectKey: upload.objectKey, size, image });
       return { idempotent: false };
     });
     if ('code' in outcome) return fail(outcome.code, outcome.message);

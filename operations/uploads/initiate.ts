@@ -3,15 +3,9 @@ import { z } from 'zod';
 import { text, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueueUploadExpiry } from '../../src/worker/jobs.js';
-import { checksum, IMAGE_TYPES, MAX_UPLOAD_BYTES, reserveStorage, scenarioId, type ImageType } from './upload.js';
+import { checksum, IMAGE_TYPES, keyName, MAX_UPLOAD_BYTES, reserveStorage, scenarioId, type ImageType } from './upload.js';
 
 const imageTypes = Object.keys(IMAGE_TYPES) as ImageType[];
-
-/** The file name as part of the object key: its letters, digits, dots, dashes and underscores, at most 100. */
-function keyName(fileName: string): string {
-  const safe = fileName.normalize('NFKD').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+/, '').slice(-100);
-  return safe || 'file';
-}
 
 export default defineOperation({
   id: 'initiateUpload',

@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import sharp from 'sharp';
 import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import { uuid } from '../../src/registry/fields.js';
 import type { Storage } from '../../src/storage/index.js';
+import { enqueueVariants } from '../../src/worker/jobs.js';
 import { mediaColumns, toVariants, Variants, variantsStatus, type MediaRow } from '../media/media.js';
 import { count } from '../posts/refusals.js';
 
@@ -103,4 +106,35 @@ export async function reserveStorage(tx: Sql, workspaceId: string, bytes: number
     `The ${workspace!.plan} plan allows ${count(limit, 'byte')} of storage; ${count(usage, 'byte')} are in use (uploads in progress included), ` +
     `and this upload needs ${count(bytes, 'more byte')}. Delete media (DELETE /uploads/{uploadId}) or change plan`
   );
+}
+
+/** The image type of `bytes` as sharp reads it, with its size in pixels, or undefined when it is none we take. */
+export async function imageOf(bytes: Buffer): Promise<{ type: ImageType; width: number; height: number } | undefined> {
+  try {
+    const { format, width, height } = await sharp(bytes).metadata();
+    const type = (Object.keys(IMAGE_TYPES) as ImageType[]).find((candidate) => IMAGE_TYPES[candidate] === format);
+    return type && width && height ? { type, width, height } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The media of a verified upload, with its variants queued, in the transaction that completes the upload. */
+export async function createMedia(
+  tx: Sql,
+  media: { workspaceId: string; uploadId: string; objectKey: string; size: number; image: { type: ImageType; width: number; height: number } },
+): Promise<string> {
+  const mediaId = randomUUID();
+  await tx`
+    INSERT INTO media (id, organization_id, upload_id, type, mime_type, object_key, size, width, height)
+    VALUES (${mediaId}, ${media.workspaceId}, ${media.uploadId}, 'IMAGE', ${media.image.type}, ${media.objectKey}, ${media.size},
+      ${media.image.width}, ${media.image.height})`;
+  await enqueueVariants(tx, mediaId);
+  return mediaId;
+}
+
+/** The file name as part of an object key: its letters, digits, dots, dashes and underscores, at most 100. */
+export function keyName(fileName: string): string {
+  const safe = fileName.normalize('NFKD').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+/, '').slice(-100);
+  return safe || 'file';
 }
