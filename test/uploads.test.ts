@@ -128,6 +128,18 @@ describe('the whole flow', () => {
     expect(await mediaOf(done.json.mediaId)).toMatchObject({ mimeType: 'image/png', width: 300, height: 200, variantsStatus: 'ready' });
   });
 
+  it('an image whose header reads but whose pixels do not decode: its variants fail with the reason, and Bluesky refuses it', async () => {
+    const full = await photo(400, 300);
+    const truncated = full.subarray(0, Math.floor(full.length * 0.6));
+    const done = await upload(truncated);
+    expect(done.status, done.text).toBe(200);
+    const media = await mediaOf(done.json.mediaId);
+    expect(media).toMatchObject({ variantsStatus: 'failed', variantsError: expect.stringContaining('could not be decoded') });
+    const sky = (await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Failed variants' })).id;
+    const refused = await rest('/posts', { method: 'POST', body: { rows: [{ content: 'x', media: [{ id: done.json.mediaId }] }], shared: { selectedIntegrations: [sky] }, postAction: 'DRAFT' } });
+    expect(refused.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: expect.stringContaining('its variants failed') });
+  });
+
   it('refuses bytes that are no image, deleting them', async () => {
     const bytes = Buffer.from('%PDF-1.4 this is not an image at all');
     const started = await initiate(bytes, { fileType: 'image/png' });

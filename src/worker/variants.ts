@@ -33,6 +33,9 @@ export function cropSize(width: number, height: number, ratio: number, maxWidth:
   return { width: outWidth, height: Math.max(1, Math.min(Math.round(outWidth / ratio), height)) };
 }
 
+/** sharp could not decode or encode the image: retrying cannot help. */
+class UnusableImage extends Error {}
+
 interface Encoded {
   data: Buffer;
   width: number;
@@ -77,7 +80,9 @@ export function variantsTask(app: AppContext): Task {
       }
       const prefix = media.objectKey.replace(/[^/]+$/, 'variants/');
       const save = async (name: VariantName, image: Sharp, maxBytes?: number) => {
-        const { encoded, extension, type } = await encode(image, transparent, maxBytes);
+        const { encoded, extension, type } = await encode(image, transparent, maxBytes).catch((error: unknown) => {
+          throw new UnusableImage((error as Error).message);
+        });
         const objectKey = `${prefix}${name.replace(':', 'x')}.${extension}`;
         await storage.put(objectKey, encoded.data, type);
         const variant = { objectKey, width: encoded.width, height: encoded.height, sizeBytes: encoded.data.length };
@@ -91,6 +96,7 @@ export function variantsTask(app: AppContext): Task {
       await save('source', decoded.clone().resize({ width: SOURCE_MAX_SIDE, height: SOURCE_MAX_SIDE, fit: 'inside', withoutEnlargement: true }), SOURCE_MAX_BYTES);
     } catch (error) {
       await storage.delete(made.map((variant) => variant.objectKey)).catch(() => {});
+      if (error instanceof UnusableImage) return await failed(`The image could not be decoded: ${error.message}`);
       // The store may be down for a moment: retried, and failed for good on the last attempt.
       if (helpers.job.attempts < helpers.job.max_attempts) throw error;
       return await failed(`The variants could not be made: ${(error as Error).message}`);
