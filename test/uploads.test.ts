@@ -121,6 +121,18 @@ describe('the whole flow', () => {
     expect(await sql`SELECT 1 FROM uploads WHERE file_name = 'once.jpg'`).toHaveLength(1);
   });
 
+  it('two completes at once make one media: one answers idempotent false, the other true', async () => {
+    const bytes = await photo(80, 60);
+    const started = await initiate(bytes);
+    await put(started.json.signedUrl, bytes, started.json.requiredHeaders);
+    const body = { uploadId: started.json.uploadId, checksum: sha256(bytes) };
+    const answers = await Promise.all([1, 2].map(() => rest('/uploads/complete', { method: 'POST', body })));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(answers.map((answer) => answer.json.idempotent).sort()).toEqual([false, true]);
+    expect(answers[0]!.json.mediaId).toBe(answers[1]!.json.mediaId);
+    expect(await sql`SELECT 1 FROM media WHERE upload_id = ${started.json.uploadId}`).toHaveLength(1);
+  });
+
   it('reads the real type from the bytes, not the declared one', async () => {
     const bytes = await photo(300, 200, 'png');
     const done = await upload(bytes, { fileType: 'image/jpeg', fileName: 'not really.jpg' });
