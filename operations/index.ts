@@ -27,6 +27,10 @@ import listUsageEvents from './usage/events.js';
 import getUsage from './usage/summary.js';
 import updateWorkspaceSettings from './workspace/settings.js';
 import getCurrentUser from './users/me.js';
+import completeUpload from './uploads/complete.js';
+import deleteUpload from './uploads/delete.js';
+import importUploadFromUrl from './uploads/from-url.js';
+import initiateUpload from './uploads/initiate.js';
 
 /** Every operation of the service. Adding one is adding its file and a line here; no surface changes. */
 export const operations: readonly Operation[] = [
@@ -58,4 +62,8 @@ export const operations: readonly Operation[] = [
   retrySchedule,
   rescheduleSchedule,
   updateWorkspaceSettings,
+  initiateUpload,
+  completeUpload,
+  deleteUpload,
+  importUploadFromUrl,
 ];

@@ -33,6 +33,21 @@ export interface Config {
   mediaFetchAllowHosts: string[];
   /** A platform request without an answer by then is abandoned (for a write, its outcome is looked up before a retry). */
   platformTimeoutMs: number;
+  /** An S3-compatible store (AWS S3, MinIO); undefined: the embedded one under DATA_DIR (src/storage/embedded.ts). */
+  s3: S3Config | undefined;
+  /** How long a signed upload URL (and the storage it reserves) lasts. */
+  uploadUrlTtlSeconds: number;
+}
+
+export interface S3Config {
+  /** Unset for AWS itself; MinIO and other stores are addressed by path (http://host:port/bucket/key). */
+  endpoint: string | undefined;
+  bucket: string;
+  region: string;
+  /** Unset: the AWS SDK's default credential chain (an instance role, AWS_* variables). */
+  credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  /** Where objects are read publicly (a CDN or the bucket's public URL); default endpoint/bucket. */
+  publicUrl: string;
 }
 
 export interface LinkedInConfig {
@@ -78,6 +93,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publishRecoveryIntervalMs: integer(env, 'PUBLISH_RECOVERY_INTERVAL_MS', 60_000),
     mediaFetchAllowHosts: hostList(env, 'MEDIA_FETCH_ALLOW_HOSTS'),
     platformTimeoutMs: integer(env, 'PLATFORM_TIMEOUT_MS', 30_000),
+    s3: s3Config(env),
+    uploadUrlTtlSeconds: integer(env, 'UPLOAD_URL_TTL_SECONDS', 900),
+  };
+}
+
+const S3_VARIABLES = ['S3_ENDPOINT', 'S3_BUCKET', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_PUBLIC_URL'] as const;
+
+/** None of the S3_* variables set: undefined (the embedded store). Any set: S3_BUCKET is required, the rest as documented. */
+function s3Config(env: NodeJS.ProcessEnv): S3Config | undefined {
+  if (!S3_VARIABLES.some((name) => env[name])) return undefined;
+  const bucket = env.S3_BUCKET;
+  if (!bucket) throw new StartupError('S3_BUCKET is required when any S3_* variable is set (leave them all unset for the embedded store)');
+  if (Boolean(env.S3_ACCESS_KEY_ID) !== Boolean(env.S3_SECRET_ACCESS_KEY)) {
+    throw new StartupError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither for the AWS default credentials');
+  }
+  const endpoint = env.S3_ENDPOINT ? baseUrl(env, 'S3_ENDPOINT', '') : undefined;
+  const region = env.S3_REGION || 'us-east-1';
+  return {
+    endpoint,
+    bucket,
+    region,
+    credentials: env.S3_ACCESS_KEY_ID ? { accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY! } : undefined,
+    publicUrl: env.S3_PUBLIC_URL
+      ? baseUrl(env, 'S3_PUBLIC_URL', '')
+      : endpoint
+        ? `${endpoint}/${bucket}`
+        : `https://${bucket}.s3.${region}.amazonaws.com`,
   };
 }
 

@@ -11,6 +11,7 @@ import type { AppContext } from './registry/context.js';
 import { Pipeline, type Outcome } from './registry/pipeline.js';
 import { RateLimiter } from './registry/rate-limit.js';
 import { loadEncryptionKey, secretsFrom, type Secrets } from './secrets.js';
+import { openStorage, type Storage } from './storage/index.js';
 import { UsageRecorder } from './usage.js';
 import { installWorkerSchema } from './worker/index.js';
 
@@ -32,7 +33,8 @@ export interface Core {
 
 /**
  * Connects to DATABASE_URL (waiting a bounded time for it to answer), or starts (or joins) the embedded
- * Postgres under DATA_DIR, and applies the migrations (ours, then graphile-worker's). `close` flushes usage,
+ * Postgres under DATA_DIR, and applies the migrations (ours, then graphile-worker's); opens the object store
+ * (S3_*, or the embedded one under DATA_DIR). `close` flushes usage,
  * disconnects, and leaves the embedded Postgres, which stops when the last process using it leaves.
  */
 export async function openCore(config: Config, logger: Logger): Promise<Core> {
@@ -50,14 +52,16 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
     throw error;
   }
   let secrets: Secrets;
+  let storage: Storage;
   try {
     secrets = secretsFrom(await loadEncryptionKey(config.encryptionKey, config.dataDir));
+    storage = await openStorage(config);
   } catch (error) {
     await db.end({ timeout: 1 });
     await database.stop();
     throw error;
   }
-  const app: AppContext = { config, db, logger, secrets, publicUrl: config.publicUrl ?? `http://${config.host}:${config.port}` };
+  const app: AppContext = { config, db, logger, secrets, storage, publicUrl: config.publicUrl ?? `http://${config.host}:${config.port}` };
   const usage = new UsageRecorder(db, logger, config.usageFlushMs);
   const limiter = new RateLimiter(db, logger);
   const pipeline = new Pipeline(app, usage, limiter);
@@ -78,6 +82,7 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
     async close() {
       await Promise.all([usage.close(), limiter.close()]);
       await db.end({ timeout: 5 });
+      await storage.close();
       await database.stop();
     },
   };

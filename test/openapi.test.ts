@@ -33,6 +33,10 @@ const publicOperations: [string, string][] = [
   ['get', '/schedules'],
   ['get', '/schedules/{id}'],
   ['delete', '/schedules/{id}'],
+  ['post', '/uploads/initiate'],
+  ['post', '/uploads/complete'],
+  ['delete', '/uploads/{uploadId}'],
+  ['post', '/uploads/from-url'],
 ];
 
 const operation = (method: string, path: string) => doc.paths[path]?.[method];

@@ -186,12 +186,12 @@ describe('POST /posts', () => {
     expect((await jobsOf(post.schedules.map((s: any) => s.id))).map((job) => job.payload.scheduleId).sort()).toEqual([skyRoot.id, proRoot.id].sort());
   });
 
-  it('refuses overrides of channels not selected, channels listed twice, and media (until uploads exist)', async () => {
+  it('refuses overrides of channels not selected, channels listed twice, and malformed media ids', async () => {
     const stranger = '00000000-0000-4000-8000-000000000000';
     const cases: [unknown, string][] = [
       [{ rows: [{ content: 'x', overrides: [{ integrationId: stranger, content: 'y' }] }], shared: { selectedIntegrations: [sky] } }, `rows[0].overrides[0].integrationId: ${stranger} is not in shared.selectedIntegrations`],
       [{ rows: [{ content: 'x' }], shared: { selectedIntegrations: [sky, pro, sky] } }, `shared.selectedIntegrations[2]: lists ${sky} a second time`],
-      [{ rows: [{ content: 'x', media: [{ id: stranger }] }], shared: { selectedIntegrations: [sky] } }, 'body.rows.0.media: media cannot be attached yet'],
+      [{ rows: [{ content: 'x', media: [{ id: 'not-a-uuid' }] }], shared: { selectedIntegrations: [sky] } }, 'body.rows.0.media.0.id'],
       [{ rows: [], shared: { selectedIntegrations: [sky] } }, 'body.rows'],
       [{ rows: [{ content: 'x', extra: 1 }], shared: { selectedIntegrations: [sky] } }, 'extra'],
     ];

@@ -7,7 +7,8 @@ import { text, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
 import type { ScheduleStatus } from './post.js';
-import { contentTooLong, count, spendQuotas } from './refusals.js';
+import { imagesOf, mediaList, missingMedia, setAttachments } from './attachments.js';
+import { contentTooLong, count, mediaRuleViolated, spendQuotas } from './refusals.js';
 import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
 
 const MAX_TEXT = 100_000;
@@ -42,11 +43,7 @@ const Row = z.strictObject({
     .max(20)
     .optional()
     .meta({ description: 'Per channel (one of shared.selectedIntegrations, once each): its own content and/or settings.' }),
-  media: z
-    .array(z.strictObject({ id: uuid, altText: text.max(2000).optional() }))
-    .max(0, 'media cannot be attached yet (it arrives with uploads); send [] or leave it out')
-    .optional()
-    .meta({ description: 'Media ids in order, each with optional alt text. Not accepted yet: only an empty array.' }),
+  media: mediaList.optional(),
 });
 
 type RowInput = z.output<typeof Row>;
@@ -88,6 +85,8 @@ export default defineOperation({
     'overrides, thread parts and first comments must fit each channel\'s platform (400 CONTENT_TOO_LONG): Bluesky 300 graphemes and',
     '3000 bytes of UTF-8, LinkedIn 3000 characters. Ids of integrations or tags that are not this workspace\'s answer 404 NOT_FOUND.',
     'A channel still waiting for account selection (connectStatus PENDING_SELECTION) takes only drafts (409 INVALID_STATE).',
+    'Media (`rows[].media`, from completed uploads) must fit each channel\'s platform too (400 MEDIA_RULE_VIOLATED); it is published',
+    'with the post, not with its thread parts or first comment.',
   ].join('\n'),
   input: {
     body: z.strictObject({
@@ -107,7 +106,7 @@ export default defineOperation({
     })
     .meta({ id: 'CreatedPosts' }),
   status: 201,
-  errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'PAYMENT_REQUIRED', 'POST_QUOTA_EXCEEDED', 'CONTENT_TOO_LONG', 'INVALID_STATE'],
+  errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'PAYMENT_REQUIRED', 'POST_QUOTA_EXCEEDED', 'CONTENT_TOO_LONG', 'MEDIA_RULE_VIOLATED', 'INVALID_STATE'],
   idempotent: true,
   async handler({ rows, shared, postAction }, { db, auth, fail }) {
     const targets = shared.selectedIntegrations;
@@ -128,6 +127,9 @@ export default defineOperation({
       if (missing >= 0) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: shared.selectedIntegrations[${missing}]`);
       const missingTag = await findMissingTag(tx, auth.workspaceId, rows);
       if (missingTag) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: ${missingTag}`);
+      const images = await imagesOf(tx, auth.workspaceId, rows.map((row, index) => ({ field: `rows[${index}].media`, media: row.media ?? [] })));
+      if ('missing' in images) return fail('NOT_FOUND', missingMedia(images.missing));
+      if ('repeated' in images) return fail('VALIDATION_ERROR', images.repeated);
 
       if (live && workspace!.subscriptionStatus !== 'active') {
         return fail('PAYMENT_REQUIRED', 'The workspace has no active subscription: posts can be saved as drafts (postAction DRAFT), not scheduled');
@@ -143,6 +145,8 @@ export default defineOperation({
             const refusal = contentTooLong(`rows[${rowIndex}].${field}`, channel!, value);
             if (refusal) fail('CONTENT_TOO_LONG', refusal);
           }
+          const violation = mediaRuleViolated(`rows[${rowIndex}].media`, channel!, images[rowIndex]!);
+          if (violation) fail('MEDIA_RULE_VIOLATED', violation);
         }
       }
       if (live) {
@@ -188,6 +192,7 @@ export default defineOperation({
         [...new Set(row.tagIds ?? [])].map((tagId) => ({ postId: posts[index]!.id, tagId, organizationId: auth.workspaceId })),
       );
       if (postTags.length) await tx`INSERT INTO post_tags ${tx(postTags)}`;
+      for (const [index, row] of rows.entries()) if (row.media?.length) await setAttachments(tx, auth.workspaceId, posts[index]!.id, row.media);
       await tx`INSERT INTO schedules ${tx(roots)}`;
       if (parts.length) await tx`INSERT INTO schedules ${tx(parts)}`;
       // One job per thread: the publish task of its first schedule publishes the replies after it.

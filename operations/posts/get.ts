@@ -17,8 +17,8 @@ export default defineOperation({
   input: { path: z.object({ id: uuid }) },
   output: Post,
   errors: ['NOT_FOUND'],
-  async handler({ id }, { db, auth, fail }) {
-    const [post] = await loadPosts(db, auth.workspaceId, [id]);
+  async handler({ id }, { db, storage, auth, fail }) {
+    const [post] = await loadPosts(db, storage, auth.workspaceId, [id]);
     return post ?? fail('NOT_FOUND', NOT_FOUND_MESSAGE);
   },
 });

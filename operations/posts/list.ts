@@ -47,7 +47,7 @@ export default defineOperation({
       hasPreviousPage: z.boolean(),
     }),
   }),
-  async handler({ page, limit, status, search, platform, dateFrom, dateTo, tagIds }, { db, auth }) {
+  async handler({ page, limit, status, search, platform, dateFrom, dateTo, tagIds }, { db, storage, auth }) {
     const zone = workspaceZone(db, auth.workspaceId);
     const scheduleFilters = [
       status?.length ? db`AND s.status = ANY(${status}::text[])` : null,
@@ -78,7 +78,7 @@ export default defineOperation({
     const { total, ids } = counted!;
     const totalPages = Math.ceil(total / limit);
     return {
-      items: await loadPosts(db, auth.workspaceId, ids),
+      items: await loadPosts(db, storage, auth.workspaceId, ids),
       pageInfo: { page, limit, total, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 },
     };
   },

@@ -3,6 +3,8 @@ import type { Sql } from '../../src/db/index.js';
 import { timestamp, uuid } from '../../src/registry/fields.js';
 import { platform, tokenStatus } from '../integrations/integration.js';
 import { Media } from '../media/media.js';
+import type { Storage } from '../../src/storage/index.js';
+import { loadAttachments } from './attachments.js';
 
 export const SCHEDULE_STATUSES = ['DRAFT', 'SCHEDULED', 'PUBLISHING', 'PUBLISHED', 'FAILED'] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
@@ -55,7 +57,7 @@ export const Schedule = z.object({
   scheduledContent: z.string().meta({ description: 'The text this channel publishes: the post\'s, an override, or a thread part.' }),
   firstComment: z.string().nullable(),
   settings: z.record(z.string(), z.unknown()),
-  attachmentMediaUrls: z.array(z.string()),
+  attachmentMediaUrls: z.array(z.string()).meta({ description: 'The URLs of the media this schedule publishes, in order (its post\'s; none on thread parts).' }),
   platformPostId: z.string().nullable(),
   releaseUrl: z.string().nullable(),
   retryCount: z.number().int(),
@@ -123,11 +125,13 @@ export const scheduleColumns = (db: Sql) => db`
 /**
  * The posts `ids` of the workspace as the API shows them, in the order of `ids` (missing ones left out): one
  * query, whatever the number of posts, whose rows are the posts as JSON text (read as text: the client's
- * camelCase transform would rewrite the keys of free-form JSON such as `settings`).
+ * camelCase transform would rewrite the keys of free-form JSON such as `settings`); their attachments, with media
+ * URLs made by `storage`, from a second query beside it.
  */
-export async function loadPosts(db: Sql, workspaceId: string, ids: string[]): Promise<PostOutput[]> {
+export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, ids: string[]): Promise<PostOutput[]> {
   if (ids.length === 0) return [];
-  const rows = await db<{ post: string }[]>`
+  const [rows, attachments] = await Promise.all([
+    db<{ post: string }[]>`
     SELECT row_to_json(api)::text AS post
     FROM unnest(${ids}::uuid[]) WITH ORDINALITY AS wanted (id, position)
     JOIN posts p ON p.id = wanted.id AND p.organization_id = ${workspaceId}
@@ -155,6 +159,15 @@ export async function loadPosts(db: Sql, workspaceId: string, ids: string[]): Pr
         '[]'::json AS "attachments", NULL::json AS "collab", COALESCE(t.list, '[]') AS "tags", COALESCE(s.list, '[]') AS "schedules",
         CASE WHEN u.id IS NOT NULL THEN json_build_object('id', u.id, 'name', u.name, 'email', u.email) END AS "user"
     ) api
-    ORDER BY wanted.position`;
-  return rows.map((row) => JSON.parse(row.post) as PostOutput);
+    ORDER BY wanted.position`,
+    loadAttachments(db, storage, workspaceId, ids),
+  ]);
+  return rows.map((row) => {
+    const post = JSON.parse(row.post) as PostOutput;
+    post.attachments = attachments.get(post.id) ?? [];
+    // The thread's first schedule publishes the post's media; thread parts carry none.
+    const mediaUrls = post.attachments.map((attachment) => attachment.media!.url);
+    for (const schedule of post.schedules) if (schedule.threadOrder === 0) schedule.attachmentMediaUrls = mediaUrls;
+    return post;
+  });
 }

@@ -1,5 +1,5 @@
 import type { Sql } from '../../src/db/index.js';
-import { platforms, type Platform } from '../../src/platforms/index.js';
+import { platforms, type AttachedImage, type Platform } from '../../src/platforms/index.js';
 import { spendQuota } from './quota.js';
 
 /** "1 post", "2 posts" */
@@ -12,6 +12,13 @@ export function contentTooLong(field: string, channel: { name: string; platform:
   const found = platforms[channel.platform].checkText(text);
   if (!found) return undefined;
   return `${field} for "${channel.name}" (${channel.platform}): ${found.length} ${found.unit}; ${platforms[channel.platform].label} allows at most ${found.limit}`;
+}
+
+/** Why a channel's platform refuses the images of a post (MEDIA_RULE_VIOLATED): the field, the channel, the platform's rule. */
+export function mediaRuleViolated(field: string, channel: { name: string; platform: Platform }, images: AttachedImage[]): string | undefined {
+  if (images.length === 0) return undefined;
+  const broken = platforms[channel.platform].checkMedia(images);
+  return broken ? `${field} for "${channel.name}" (${channel.platform}): ${broken}` : undefined;
 }
 
 /**

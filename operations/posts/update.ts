@@ -7,7 +7,8 @@ import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
 import { content, settings } from './create.js';
 import type { ScheduleStatus } from './post.js';
-import { contentTooLong, spendQuotas } from './refusals.js';
+import { imagesOf, mediaList, missingMedia, setAttachments } from './attachments.js';
+import { contentTooLong, mediaRuleViolated, spendQuotas } from './refusals.js';
 import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
 
 interface LockedSchedule {
@@ -36,6 +37,8 @@ export default defineOperation({
     '',
     '- `content`: the post\'s text, and the text of each unpublished schedule that published the post\'s text (a schedule with its',
     '  own content, an override, keeps it; thread parts keep theirs).',
+    '- `media`: replaces the post\'s media (ids of completed uploads, in order, with alt text; [] removes them), checked against',
+    '  each unpublished schedule\'s platform (400 MEDIA_RULE_VIOLATED).',
     '- `tagIds`: replaces the post\'s tags. `firstComment`: on every unpublished schedule (null removes it). `isEvergreen`.',
     '- `schedules`: per schedule of this post, its own `content` and/or `settings` (settings replace the old ones).',
     '- `postAction` makes the post\'s DRAFT schedules live, as createPost does: `SCHEDULED_TIME` at `scheduledAt`, `PUBLISH_NOW`,',
@@ -51,6 +54,7 @@ export default defineOperation({
       tagIds: z.array(uuid).max(50).optional(),
       firstComment: content.nullable().optional(),
       isEvergreen: z.boolean().optional(),
+      media: mediaList.optional(),
       schedules: z
         .array(z.strictObject({ id: uuid, content: content.optional(), settings: settings.optional() }))
         .max(100)
@@ -60,7 +64,7 @@ export default defineOperation({
     }),
   },
   output: z.object({ postId: uuid, message: z.string() }),
-  errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'INVALID_STATE', 'CONTENT_TOO_LONG', 'PAYMENT_REQUIRED', 'POST_QUOTA_EXCEEDED'],
+  errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'INVALID_STATE', 'CONTENT_TOO_LONG', 'MEDIA_RULE_VIOLATED', 'PAYMENT_REQUIRED', 'POST_QUOTA_EXCEEDED'],
   async handler({ id, ...change }, { db, auth, fail }) {
     if (change.postAction === 'SCHEDULED_TIME') {
       if (!change.scheduledAt) return fail('VALIDATION_ERROR', 'body.scheduledAt: required when postAction is SCHEDULED_TIME');
@@ -96,6 +100,15 @@ export default defineOperation({
         const missing = change.tagIds.findIndex((tagId) => !found.some((tag) => tag.id === tagId));
         if (missing >= 0) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: body.tagIds[${missing}]`);
       }
+      if (change.media) {
+        const images = await imagesOf(tx, auth.workspaceId, [{ field: 'body.media', media: change.media }]);
+        if ('missing' in images) return fail('NOT_FOUND', missingMedia(images.missing));
+        if ('repeated' in images) return fail('VALIDATION_ERROR', images.repeated);
+        for (const root of roots.filter(editable)) {
+          const violation = mediaRuleViolated('body.media', root, images[0]!);
+          if (violation) fail('MEDIA_RULE_VIOLATED', violation);
+        }
+      }
       const promoted = change.postAction ? await makeDraftsLive(tx, auth.workspaceId, roots, change.postAction, change.scheduledAt, fail) : 0;
 
       if (change.content !== undefined || change.isEvergreen !== undefined) {
@@ -114,6 +127,7 @@ export default defineOperation({
         await tx`UPDATE schedules SET first_comment = ${change.firstComment}, updated_at = now()
           WHERE id = ANY(${roots.filter(editable).map((root) => root.id)}::uuid[])`;
       }
+      if (change.media) await setAttachments(tx, auth.workspaceId, id, change.media);
       if (change.tagIds) {
         await tx`DELETE FROM post_tags WHERE post_id = ${id}`;
         const rows = [...new Set(change.tagIds)].map((tagId) => ({ postId: id, tagId, organizationId: auth.workspaceId }));

@@ -18,8 +18,8 @@ export default defineOperation({
   input: { path: z.object({ id: uuid }), query: z.object({ postId: uuid.meta({ description: 'The post the schedule belongs to.' }) }) },
   output: Post.extend({ schedules: z.array(PostSchedule.extend({ post: CalendarPost })).length(1) }).meta({ id: 'PostWithSchedule' }),
   errors: ['NOT_FOUND'],
-  async handler({ id, postId }, { db, auth, fail }) {
-    const [post] = await loadPosts(db, auth.workspaceId, [postId]);
+  async handler({ id, postId }, { db, storage, auth, fail }) {
+    const [post] = await loadPosts(db, storage, auth.workspaceId, [postId]);
     const schedule = post?.schedules.find((candidate) => candidate.id === id);
     if (!post || !schedule) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
     const [attachments] = await db<{ count: number }[]>`SELECT count(*)::int AS count FROM attachments WHERE post_id = ${postId}`;

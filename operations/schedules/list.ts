@@ -51,7 +51,7 @@ export default defineOperation({
     nextCursor: CalendarCursor.nullable().meta({ description: 'Where the next page starts; null on the last page.' }),
     hasMore: z.boolean(),
   }),
-  async handler(query, { db, auth }) {
+  async handler(query, { db, storage, auth }) {
     const { start, end } = windowOf(db, query, workspaceZone(db, auth.workspaceId));
     const forward = query.direction === 'forward';
     const conditions = [
@@ -71,7 +71,7 @@ export default defineOperation({
     const rows = await selectCalendar(db, auth.workspaceId, where, order, query.limit + 1);
     const page = rows.slice(0, query.limit);
     const hasMore = rows.length > query.limit;
-    return { schedules: page.map(toCalendarSchedule), nextCursor: hasMore ? cursorOf(page.at(-1)!) : null, hasMore };
+    return { schedules: page.map((row) => toCalendarSchedule(row, storage)), nextCursor: hasMore ? cursorOf(page.at(-1)!) : null, hasMore };
   },
 });
 

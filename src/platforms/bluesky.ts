@@ -2,12 +2,24 @@ import { createHash } from 'node:crypto';
 import type { AtpSessionData, CredentialSession, XRPCError } from '@atproto/api';
 import { TID } from '@atproto/common-web';
 import type { PlatformRules } from './index.js';
-import { PlatformError, type Connection, type PostKey, type PublishedPost, type Publisher, type PublishingAccount } from './publishing.js';
+import {
+  PlatformError,
+  type Connection,
+  type OutgoingImage,
+  type PostKey,
+  type PublishedPost,
+  type Publisher,
+  type PublishingAccount,
+} from './publishing.js';
 
 const MAX_GRAPHEMES = 300;
 // The AT Protocol lexicon of app.bsky.feed.post also caps the text at 3000 bytes of UTF-8.
 const MAX_BYTES = 3000;
 const POST = 'app.bsky.feed.post';
+// app.bsky.embed.images: at most 4 images, each blob at most 1,000,000 bytes; the app caps alt text at 2000 graphemes.
+const MAX_IMAGES = 4;
+export const MAX_IMAGE_BYTES = 1_000_000;
+const MAX_ALT_GRAPHEMES = 2000;
 
 /**
  * @atproto/api takes about a second to load: it is loaded on first use, so the processes that never talk to
@@ -65,6 +77,8 @@ export function recordKey(key: PostKey): string {
 }
 
 export const releaseUrl = (handleOrDid: string, rkey: string) => `https://bsky.app/profile/${handleOrDid}/post/${rkey}`;
+
+const noDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
 
 const CREDENTIAL_ERRORS = new Set(['InvalidToken', 'ExpiredToken', 'AuthenticationRequired', 'AccountTakedown', 'AccountDeactivated', 'AuthMissing']);
 
@@ -223,6 +237,7 @@ const publisher: Publisher = {
             root: { uri: post.replyTo.root.id, cid: post.replyTo.root.ref },
             parent: { uri: post.replyTo.parent.id, cid: post.replyTo.parent.ref },
           };
+          const embed = post.images?.length ? await embedImages(post.images) : undefined;
           const record = {
             $type: POST,
             text: text.text,
@@ -230,6 +245,7 @@ const publisher: Publisher = {
             langs: langsOf(post.settings),
             createdAt: new Date().toISOString(),
             ...(reply && { reply }),
+            ...(embed && { embed }),
           };
           const rkey = recordKey(post.key);
           try {
@@ -251,6 +267,21 @@ const publisher: Publisher = {
         }, true),
     };
 
+    /**
+     * Uploads each image's first version that fits a blob (its `source` variant, made to fit) and embeds them with their
+     * alt text and aspect ratio. A blob is stored by its hash, so uploading it again on a retry stores nothing new.
+     */
+    async function embedImages(images: OutgoingImage[]) {
+      const embedded = [];
+      for (const [index, image] of images.entries()) {
+        const version = image.versions.find((candidate) => candidate.sizeBytes <= MAX_IMAGE_BYTES);
+        if (!version) throw new PlatformError('permanent', `Image ${index + 1} has no version of at most ${MAX_IMAGE_BYTES} bytes for Bluesky`, noDetail);
+        const { data } = await agent.com.atproto.repo.uploadBlob(await version.read(), { encoding: version.mimeType });
+        embedded.push({ image: data.blob, alt: image.altText, aspectRatio: { width: version.width, height: version.height } });
+      }
+      return { $type: 'app.bsky.embed.images', images: embedded };
+    }
+
     async function lookUp(rkey: string): Promise<PublishedPost | null> {
       try {
         const { data } = await agent.com.atproto.repo.getRecord({ repo: session.did!, collection: POST, rkey });
@@ -270,6 +301,18 @@ export const bluesky: PlatformRules = {
     if (length > MAX_GRAPHEMES) return { limit: MAX_GRAPHEMES, length, unit: 'graphemes' };
     const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes > MAX_BYTES) return { limit: MAX_BYTES, length: bytes, unit: 'bytes of UTF-8' };
+    return null;
+  },
+  checkMedia(images) {
+    if (images.length > MAX_IMAGES) return `Bluesky allows at most ${MAX_IMAGES} images per post; ${images.length} given`;
+    for (const [index, image] of images.entries()) {
+      const alt = countGraphemes(image.altText ?? '');
+      if (alt > MAX_ALT_GRAPHEMES) return `media[${index}].altText has ${alt} graphemes; Bluesky allows at most ${MAX_ALT_GRAPHEMES}`;
+      if (image.variantsStatus === 'failed') return `media[${index}] has no publishable version for Bluesky (its variants failed); upload it again`;
+      if (image.publishedBytes !== null && image.publishedBytes > MAX_IMAGE_BYTES) {
+        return `media[${index}] is ${image.publishedBytes} bytes; Bluesky allows at most ${MAX_IMAGE_BYTES} per image`;
+      }
+    }
     return null;
   },
   publisher,

@@ -15,6 +15,16 @@ export interface TooLong {
   unit: string;
 }
 
+/** An image attached to a post, as the platform rules see it. */
+export interface AttachedImage {
+  /** The type read from the bytes: image/jpeg, image/png, image/webp or image/gif. */
+  mimeType: string;
+  altText: string | null;
+  variantsStatus: 'pending' | 'ready' | 'failed';
+  /** The size of the variant the adapter publishes ('source'), once the variants are made. */
+  publishedBytes: number | null;
+}
+
 /**
  * One platform: its content rules, and once it can be published to, its publisher. Everything a platform
  * imposes is in its one file; a new platform is that file and a line in `platforms` below.
@@ -24,6 +34,8 @@ export interface PlatformRules {
   label: string;
   /** The first rule `text` breaks, or null when the platform accepts it. */
   checkText(text: string): TooLong | null;
+  /** The first rule the images of one post break, as a sentence naming the platform and the rule, or null. */
+  checkMedia(images: AttachedImage[]): string | null;
   /** Absent while the platform cannot be connected yet. */
   publisher?: Publisher;
 }

@@ -38,9 +38,26 @@ export interface PublishedPost {
   ref: string;
 }
 
+/** One stored version of an image (a variant, or the upload itself), read when an adapter chooses it. */
+export interface ImageVersion {
+  width: number;
+  height: number;
+  sizeBytes: number;
+  mimeType: string;
+  read(): Promise<Uint8Array>;
+}
+
+/** An image published with a post: its alt text and its versions, best first (the adapter takes the first that fits). */
+export interface OutgoingImage {
+  altText: string;
+  versions: ImageVersion[];
+}
+
 export interface OutgoingPost {
   key: PostKey;
   text: string;
+  /** The post's images in order; absent or empty for text only (thread parts and first comments carry none). */
+  images?: OutgoingImage[];
   /** The schedule's settings (`langs` on Bluesky). */
   settings: Record<string, unknown>;
   /** A thread part or a first comment: the thread's first post and the post it answers. */

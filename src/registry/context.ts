@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../logger.js';
 import type { Secrets } from '../secrets.js';
+import type { Storage } from '../storage/index.js';
 import type { ErrorCode } from './errors.js';
 
 /** Who is calling. Visibility decides what an API key reaches; later principals (sessions) are added here. */
@@ -18,6 +19,8 @@ export interface AppContext {
   db: Database;
   logger: Logger;
   secrets: Secrets;
+  /** The object store of uploads and their variants. */
+  storage: Storage;
   /** PUBLIC_URL, or once this process listens, the address it listens on. */
   publicUrl: string;
   /**
@@ -32,6 +35,7 @@ export interface HandlerContext<E extends ErrorCode> {
   db: Database;
   logger: Logger;
   secrets: Secrets;
+  storage: Storage;
   config: Config;
   publicUrl: string;
   auth: { userId: string; workspaceId: string; principal: Principal };

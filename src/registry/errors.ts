@@ -7,11 +7,25 @@ export const errorCatalogue = {
   INVALID_JSON: { status: 400, description: 'The request body is not valid JSON.' },
   UNAUTHORIZED: { status: 401, description: 'The x-api-key header is missing, malformed, unknown, expired or revoked.' },
   CONTENT_TOO_LONG: { status: 400, description: 'Content exceeds a target platform\'s limit; the message names the platform, the limit and the length found.' },
-  MEDIA_RULE_VIOLATED: { status: 400, description: 'Media does not fit a target platform\'s rules.' },
+  MEDIA_RULE_VIOLATED: { status: 400, description: 'Media does not fit a target platform\'s rules; the message names the platform and the rule.' },
+  CHECKSUM_MISMATCH: {
+    status: 400,
+    description: 'The uploaded bytes are not the ones declared (their SHA-256 or size differs); the object was deleted and no media created.',
+  },
+  URL_NOT_ALLOWED: {
+    status: 400,
+    description:
+      'POST /uploads/from-url: the URL is not one this server fetches (not http or https, an address that is not public, at connect time ' +
+      'or after a redirect, or more than 3 redirects); nothing was stored.',
+  },
   PAYMENT_REQUIRED: { status: 402, description: 'The workspace has no active subscription, and a live schedule was requested (drafts are allowed).' },
   POST_QUOTA_EXCEEDED: {
     status: 403,
     description: 'The plan\'s monthly post quota for a target platform is spent; the message names the platform, the limit, the plan and when it resets.',
+  },
+  STORAGE_QUOTA_EXCEEDED: {
+    status: 403,
+    description: 'The upload would take the workspace over its plan\'s storage allowance; the message names the limit, the usage and the plan.',
   },
   NOT_FOUND: { status: 404, description: 'No such resource in this workspace.' },
   CONFLICT: { status: 409, description: 'The request conflicts with the current state of the resource.' },

@@ -97,6 +97,7 @@ export class Pipeline {
         db: this.app.db,
         logger: this.app.logger,
         secrets: this.app.secrets,
+        storage: this.app.storage,
         config: this.app.config,
         publicUrl: this.app.publicUrl,
         auth: { userId: principal.userId, workspaceId: principal.workspaceId, principal },

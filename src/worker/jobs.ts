@@ -36,3 +36,23 @@ export async function enqueueRefresh(tx: Sql, integrationId: string, expiresAt: 
   await tx`SELECT graphile_worker.add_job(${REFRESH_TASK}, json_build_object('integrationId', ${integrationId}::uuid),
     run_at := ${refreshAt(expiresAt)}, job_key := ${`${REFRESH_TASK}:${integrationId}`})`;
 }
+
+/** The task that makes a media's variants (src/worker/variants.ts). */
+export const VARIANTS_TASK = 'media-variants';
+/** The task that removes an upload never completed, once its URL has expired (src/worker/upload-expiry.ts). */
+export const UPLOAD_EXPIRY_TASK = 'upload-expiry';
+
+/** Queues the variants of `mediaId`, in the transaction that creates it. */
+export async function enqueueVariants(tx: Sql, mediaId: string): Promise<void> {
+  await tx`SELECT graphile_worker.add_job(${VARIANTS_TASK}, json_build_object('mediaId', ${mediaId}::uuid),
+    job_key := ${`${VARIANTS_TASK}:${mediaId}`}, max_attempts := 5)`;
+}
+
+/**
+ * Queues the clean-up of an upload a minute after its URL expires (a PUT that began before the expiry has ended by
+ * then), in the transaction that creates it. Its reservation lapses at the expiry by itself; this removes the object.
+ */
+export async function enqueueUploadExpiry(tx: Sql, uploadId: string, expiresAt: Date): Promise<void> {
+  await tx`SELECT graphile_worker.add_job(${UPLOAD_EXPIRY_TASK}, json_build_object('uploadId', ${uploadId}::uuid),
+    run_at := ${expiresAt}::timestamptz + interval '1 minute', job_key := ${`${UPLOAD_EXPIRY_TASK}:${uploadId}`})`;
+}

@@ -2,7 +2,7 @@ import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Database, Sql } from '../db/index.js';
 import { markConnectionFailed, openAccount, type StoredIntegration } from '../accounts.js';
-import { PlatformError, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
+import { PlatformError, type OutgoingImage, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { PUBLISH_TASK } from './jobs.js';
 
@@ -30,6 +30,7 @@ const Payload = z.strictObject({ scheduleId: z.uuid() });
 
 interface Claimed {
   id: string;
+  postId: string;
   integrationId: string;
   scheduledContent: string;
   firstComment: string | null;
@@ -66,7 +67,7 @@ async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefin
     FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before, integrations i
     -- Due, too: a job taken just before a reschedule moved its schedule later must leave it to the new job.
     WHERE s.id = before.id AND s.status = 'SCHEDULED' AND s.scheduled_at <= now() AND i.id = s.integration_id
-    RETURNING s.id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
+    RETURNING s.id, s.post_id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
       s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url,
       EXISTS (SELECT 1 FROM schedules n WHERE n.thread_root_schedule_id = coalesce(s.thread_root_schedule_id, s.id)
         AND n.thread_order = s.thread_order + 1) AS has_next_part,
@@ -126,7 +127,14 @@ async function publishOne(app: AppContext, account: PublishingAccount, schedule:
   const post =
     confirmed ||
     (schedule.previousAttempt && account.lookUp && (await account.lookUp(key))) ||
-    (await account.publish({ key, text: schedule.scheduledContent, settings: schedule.settings, replyTo, mayExist }));
+    (await account.publish({
+      key,
+      text: schedule.scheduledContent,
+      settings: schedule.settings,
+      replyTo,
+      mayExist,
+      images: schedule.threadOrder === 0 ? await imagesOf(app, schedule.postId) : undefined,
+    }));
   if (schedule.firstComment) {
     // Stored the moment the platform confirms, before the first comment can fail.
     await db`UPDATE schedules SET platform_post_id = ${post.id}, release_url = ${post.url}, updated_at = now() WHERE id = ${schedule.id}`;
@@ -199,6 +207,26 @@ async function fail(app: AppContext, schedule: Claimed, error: PlatformError, si
       UPDATE schedules SET status = 'FAILED', failure_reason = ${`Not published: part ${schedule.threadOrder} of the thread failed`}, updated_at = now()
       WHERE thread_root_schedule_id = ${root} AND thread_order > ${schedule.threadOrder} AND status = 'SCHEDULED'`;
     if (error.kind === 'credentials') await markConnectionFailed(tx, schedule.integrationId, error);
+  });
+}
+
+/**
+ * The post's images for the adapter, each with its `source` variant first and the upload itself after it. An image whose
+ * variants are still being made is waited for (a transient failure: retried shortly).
+ */
+async function imagesOf(app: AppContext, postId: string): Promise<OutgoingImage[]> {
+  const rows = await app.db<{ altText: string | null; mimeType: string; objectKey: string; size: string; width: number; height: number; variantsStatus: string; sourceText: string | null }[]>`
+    SELECT a.alt_text, m.mime_type, m.object_key, m.size, m.width, m.height, m.variants_status, (m.variants->'source')::text AS source_text
+    FROM attachments a JOIN media m ON m.id = a.media_id WHERE a.post_id = ${postId} ORDER BY a."order"`;
+  if (rows.some((row) => row.variantsStatus === 'pending')) {
+    throw new PlatformError('transient', 'The post\'s images are still being processed', noDetail);
+  }
+  const read = (key: string) => () => app.storage.read(key);
+  return rows.map((row) => {
+    const source = row.sourceText ? (JSON.parse(row.sourceText) as { objectKey: string; width: number; height: number; sizeBytes: number }) : undefined;
+    const original = { width: row.width, height: row.height, sizeBytes: Number(row.size), mimeType: row.mimeType, read: read(row.objectKey) };
+    const variant = source && { ...source, mimeType: source.objectKey.endsWith('.webp') ? 'image/webp' : 'image/jpeg', read: read(source.objectKey) };
+    return { altText: row.altText ?? '', versions: variant ? [variant, original] : [original] };
   });
 }
 

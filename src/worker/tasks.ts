@@ -1,11 +1,18 @@
 import type { TaskList } from 'graphile-worker';
 import type { AppContext } from '../registry/context.js';
-import { PUBLISH_TASK, REFRESH_TASK } from './jobs.js';
+import { PUBLISH_TASK, REFRESH_TASK, UPLOAD_EXPIRY_TASK, VARIANTS_TASK } from './jobs.js';
 import { publishScheduleTask } from './publish.js';
 import { refreshCredentialsTask } from './refresh.js';
+import { uploadExpiryTask } from './upload-expiry.js';
+import { variantsTask } from './variants.js';
 
 /**
  * The worker's tasks by name. Each task lives in its own file beside this one, validates its payload with zod
  * first, and is idempotent (a job runs at least once).
  */
-export const tasks = (app: AppContext): TaskList => ({ [PUBLISH_TASK]: publishScheduleTask(app), [REFRESH_TASK]: refreshCredentialsTask(app) });
+export const tasks = (app: AppContext): TaskList => ({
+  [PUBLISH_TASK]: publishScheduleTask(app),
+  [REFRESH_TASK]: refreshCredentialsTask(app),
+  [VARIANTS_TASK]: variantsTask(app),
+  [UPLOAD_EXPIRY_TASK]: uploadExpiryTask(app),
+});

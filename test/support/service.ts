@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 import { bootstrapWorkspace, type BootstrapOptions } from '../../src/bootstrap.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startService, type Service } from '../../src/service.js';
+import { removeDataDir } from './processes.js';
 
 export interface TestService {
   service: Service;
@@ -31,8 +35,11 @@ export interface Workspace {
  */
 export async function startTestService(overrides: Partial<Config> = {}, roles = { api: true, worker: false }): Promise<TestService> {
   const databaseUrl = overrides.databaseUrl ?? (await freshDatabase());
+  // The embedded S3 store keeps its objects here (the database is elsewhere).
+  const dataDir = await mkdtemp(join(tmpdir(), 'postwise-service-'));
   const config: Config = {
     ...loadConfig({}),
+    dataDir,
     databaseUrl,
     port: 0,
     usageFlushMs: 20,
@@ -58,7 +65,10 @@ export async function startTestService(overrides: Partial<Config> = {}, roles = 
         },
       };
     },
-    stop: () => service.stop(),
+    async stop() {
+      await service.stop();
+      if (!overrides.dataDir) await removeDataDir(dataDir);
+    },
   };
 }
 

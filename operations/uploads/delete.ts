@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
+import { success, uuid } from '../../src/registry/fields.js';
+import { defineOperation } from '../../src/registry/operation.js';
+import { storedVariants } from '../media/media.js';
+import { lockUpload } from './upload.js';
+
+export default defineOperation({
+  id: 'deleteUpload',
+  method: 'DELETE',
+  path: '/uploads/{uploadId}',
+  visibility: 'public',
+  summary: 'Delete an upload: its file, its media and variants, and its share of the storage allowance',
+  description: [
+    'Works at any stage: a pending upload releases its reservation (and the file, if it was PUT already); a completed one removes',
+    'its media and variants and gives the allowance back. Media attached to a post with a live schedule (SCHEDULED or PUBLISHING)',
+    'cannot be deleted (409 CONFLICT names the post): remove it from the post, or delete the schedule, first. Drafts, published and',
+    'failed posts lose the attachment with the media. Deleting again answers 404.',
+  ].join('\n'),
+  input: { path: z.object({ uploadId: uuid }) },
+  output: success,
+  errors: ['NOT_FOUND', 'CONFLICT'],
+  async handler({ uploadId }, { db, storage, logger, auth, fail }) {
+    const keys = await db.begin(async (tx) => {
+      const upload = await lockUpload(tx, auth.workspaceId, uploadId);
+      if (!upload) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
+      const [media] = await tx<{ id: string; variantsText: string }[]>`
+        SELECT id, variants::text AS variants_text FROM media WHERE upload_id = ${uploadId} FOR UPDATE`;
+      if (media) {
+        const [live] = await tx<{ postId: string; status: string }[]>`
+          SELECT a.post_id, s.status FROM attachments a JOIN schedules s ON s.post_id = a.post_id
+          WHERE a.media_id = ${media.id} AND s.status IN ('SCHEDULED', 'PUBLISHING') LIMIT 1`;
+        if (live) {
+          fail('CONFLICT', `The media is attached to post ${live.postId}, which has a ${live.status} schedule; remove it from the post (PATCH /posts/{id} with media) or delete that schedule first`);
+        }
+      }
+      await tx`DELETE FROM uploads WHERE id = ${uploadId}`;
+      return [upload.objectKey, ...Object.values(media ? storedVariants(media) : {}).map((variant) => variant.objectKey)];
+    });
+    // After the commit: a failure here leaves unreachable objects (logged), never media whose file is gone.
+    await storage.delete(keys).catch((error: unknown) => logger.error('deleting an upload\'s objects failed', { uploadId, error }));
+    return { success: true };
+  },
+});
