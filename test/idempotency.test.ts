@@ -45,6 +45,8 @@ describe('Idempotency-Key', () => {
     expect(first.status).toBe(201);
     expect(second.status).toBe(201);
     expect(second.json).toEqual(first.json);
+    // Byte for byte, keys in the same order: a client may compare the texts.
+    expect(second.text).toBe(first.text);
     expect(await postsWith('Once only')).toBe(1);
   });
 

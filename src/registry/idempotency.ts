@@ -47,8 +47,9 @@ export async function claim(db: Database, workspaceId: string, key: string, oper
     const mine = db`organization_id = ${workspaceId} AND key = ${key} AND token = ${claimed.token}`;
     return {
       kind: 'claimed',
+      // As text into json: the answer's bytes are kept as they were sent (a jsonb parameter would reorder its keys).
       async settle(status, body) {
-        await db`UPDATE idempotency_keys SET status = 'done', response_status = ${status}, response_body = ${db.json(body as never)} WHERE ${mine}`;
+        await db`UPDATE idempotency_keys SET status = 'done', response_status = ${status}, response_body = ${JSON.stringify(body)}::text::json WHERE ${mine}`;
       },
       async release() {
         await db`DELETE FROM idempotency_keys WHERE ${mine}`;
