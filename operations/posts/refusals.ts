@@ -15,6 +15,16 @@ export function contentTooLong(field: string, channel: { name: string; platform:
 }
 
 /**
+ * Why a channel's platform refuses thread parts (VALIDATION_ERROR: the contract has no closer code), or undefined: the
+ * field, the channel and the rule, as contentTooLong names them.
+ */
+export function threadRefused(field: string, channel: { name: string; platform: Platform }): string | undefined {
+  const { label, threads } = platforms[channel.platform];
+  if (threads) return undefined;
+  return `${field} for "${channel.name}" (${channel.platform}): ${label} has no threads; publish each part as a post of its own, or leave this channel out`;
+}
+
+/**
  * Spends the monthly quota for `posts` per platform, platforms in name order (the lock order every caller keeps,
  * after its channels' rows), or says why not (POST_QUOTA_EXCEEDED): the platform, the limit, the plan, the reset.
  */

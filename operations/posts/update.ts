@@ -7,7 +7,7 @@ import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
 import { content, settings } from './create.js';
 import type { ScheduleStatus } from './post.js';
-import { contentTooLong, spendQuotas } from './refusals.js';
+import { contentTooLong, spendQuotas, threadRefused } from './refusals.js';
 import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
 
 interface LockedSchedule {
@@ -42,7 +42,8 @@ export default defineOperation({
     '  or `NEXT_WINDOW`; it needs an active subscription (402) and spends the monthly quota (403).',
     '',
     'Every new text is checked against each affected channel\'s platform (400 CONTENT_TOO_LONG, naming the field, channel and',
-    'limit). All or nothing.',
+    'limit). A platform without threads (LinkedIn) refuses a change to a thread part and making thread parts live (400',
+    'VALIDATION_ERROR, naming the field, channel and rule): delete such a part (DELETE /schedules/{id}). All or nothing.',
   ].join('\n'),
   input: {
     path: z.object({ id: uuid }),
@@ -85,6 +86,8 @@ export default defineOperation({
         const schedule = schedules.find((candidate) => candidate.id === edit.id);
         if (!schedule) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: body.schedules[${index}].id is not a schedule of this post`);
         if (!editable(schedule)) return fail('INVALID_STATE', `body.schedules[${index}]: the schedule is ${schedule.status}; it cannot be changed`);
+        const noThreads = schedule.threadOrder > 0 ? threadRefused(`body.schedules[${index}] (thread part ${schedule.threadOrder})`, schedule) : undefined;
+        if (noThreads) return fail('VALIDATION_ERROR', noThreads);
         if (edit.content !== undefined) check(`body.schedules[${index}].content`, edit.content, schedule);
         updates.push(edit);
       }
@@ -96,6 +99,9 @@ export default defineOperation({
         const missing = change.tagIds.findIndex((tagId) => !found.some((tag) => tag.id === tagId));
         if (missing >= 0) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: body.tagIds[${missing}]`);
       }
+      // Thread parts on a platform without threads (written before such threads were refused) never go live.
+      const part = change.postAction ? schedules.find((s) => s.threadOrder > 0 && s.status === 'DRAFT' && threadRefused('', s)) : undefined;
+      if (part) return fail('VALIDATION_ERROR', threadRefused(`body.postAction (thread part ${part.threadOrder})`, part)!);
       const promoted = change.postAction ? await makeDraftsLive(tx, auth.workspaceId, roots, change.postAction, change.scheduledAt, fail) : 0;
 
       if (change.content !== undefined || change.isEvergreen !== undefined) {

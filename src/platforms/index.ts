@@ -24,6 +24,8 @@ export interface PlatformRules {
   label: string;
   /** The first rule `text` breaks, or null when the platform accepts it. */
   checkText(text: string): TooLong | null;
+  /** Whether posts can have replies published under them as a thread (`thread` parts); LinkedIn has no threads. */
+  threads: boolean;
   /** Absent while the platform cannot be connected yet. */
   publisher?: Publisher;
 }

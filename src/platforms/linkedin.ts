@@ -331,6 +331,8 @@ const publisher: Publisher = {
 
 export const linkedin: PlatformRules = {
   label: 'LinkedIn',
+  // A post's replies are comments, which cannot carry a post of their own: a thread is refused when it is written.
+  threads: false,
   checkText(text) {
     // Counted in UTF-16 code units, the strictest reading of LinkedIn's "3000 characters" (an emoji counts 2),
     // so text accepted here is never refused by LinkedIn for its length.
