@@ -328,6 +328,55 @@ describe('publishing to LinkedIn', () => {
     expect(postsBy(pageUrn).filter((post) => post.text === 'Made, then the worker died')).toHaveLength(1);
   });
 
+  it('a first comment whose answer was lost is never sent again: PUBLISHED, with a reason saying it may or may not be there', async () => {
+    fake.failNext('comments', 'drop');
+    const id = await createPost({ content: 'Post with a comment whose answer is lost', firstComment: 'Said once' }, [pageChannel]);
+    const published = await settled(id);
+    expect(published).toMatchObject({ status: 'PUBLISHED', retryCount: 0, failureDetail: { status: null, platformMessage: expect.any(String), raw: expect.any(String) } });
+    expect(published.failureReason).toMatch(/^Published; its first comment may or may not be there: it was sent and no answer settled it \(LinkedIn did not answer\), and LinkedIn cannot be asked/);
+    // What the user reads: the schedule is published, with the note.
+    const [row] = await sql<{ postId: string }[]>`SELECT post_id FROM schedules WHERE id = ${id}`;
+    const seen = await rest(`/posts/${row!.postId}`);
+    expect(seen.json.schedules).toMatchObject([{ id, status: 'PUBLISHED', failureReason: published.failureReason }]);
+    const [post] = postsBy(pageUrn).filter((p) => p.text === 'Post with a comment whose answer is lost');
+    expect(post!.comments.map((comment) => comment.text)).toEqual(['Said once']);
+    // Nothing queued to send it again.
+    expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${`publish-schedule:${id}`}`).toHaveLength(0);
+  });
+
+  it('a first comment LinkedIn refused with 429 is sent on the retry, under the same post', async () => {
+    fake.failNext('comments', { status: 429 });
+    const id = await createPost({ content: 'Post whose comment was rate limited', firstComment: 'After the wait' }, [pageChannel]);
+    const waiting = await until(() => scheduleState(id), (s) => s.retryCount === 1);
+    expect(waiting).toMatchObject({ status: 'SCHEDULED', platformPostId: expect.stringMatching(/^urn:li:share:/) });
+    await retryNow(id);
+    expect(await settled(id)).toMatchObject({ status: 'PUBLISHED', failureReason: null, failureDetail: null });
+    const posts = postsBy(pageUrn).filter((p) => p.text === 'Post whose comment was rate limited');
+    expect(posts).toHaveLength(1);
+    expect(posts[0]!.comments.map((comment) => comment.text)).toEqual(['After the wait']);
+  });
+
+  it('a worker killed after sending the first comment: recovered as PUBLISHED with the note, the comment not sent again', async () => {
+    const scheduledAt = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await rest('/posts', {
+      method: 'POST',
+      body: { rows: [{ content: 'Commented, then the worker died', firstComment: 'Maybe there', scheduledAt }], shared: { selectedIntegrations: [pageChannel] }, postAction: 'SCHEDULED_TIME' },
+    });
+    const [schedule] = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId}`;
+    const id = schedule!.id;
+    // As a worker killed between sending the comment and LinkedIn's answer leaves it: post confirmed, comment sent.
+    const urn = 'urn:li:share:2';
+    fake.posts.set(urn, { urn, author: pageUrn, commentary: 'Commented, then the worker died', text: 'Commented, then the worker died', visibility: 'PUBLIC', comments: [] });
+    await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${id}`})`;
+    await sql`UPDATE schedules SET status = 'PUBLISHING', platform_post_id = ${urn}, release_url = 'x', first_comment_sent_at = now(),
+      last_attempt = now() - interval '1 minute' WHERE id = ${id}`;
+    const recovered = await settled(id);
+    expect(recovered).toMatchObject({ status: 'PUBLISHED', platformPostId: urn });
+    expect(recovered.failureReason).toContain('an earlier attempt sent it and its answer was lost');
+    expect(fake.posts.get(urn)!.comments).toEqual([]);
+    expect(fake.requests.filter((request) => request.includes(encodeURIComponent(urn)))).toEqual([]);
+  });
+
   it('settings.visibility CONNECTIONS keeps a member\'s post to its connections', async () => {
     const member = fake.addMember('Joan Clarke');
     const channel = await connect(member);

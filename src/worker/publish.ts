@@ -2,7 +2,7 @@ import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Database, Sql } from '../db/index.js';
 import { markConnectionFailed, openAccount } from '../accounts.js';
-import { PlatformError, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
+import { PlatformError, type FailureDetail, type OutgoingPost, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { PUBLISH_TASK } from './jobs.js';
 
@@ -20,6 +20,9 @@ import { PUBLISH_TASK } from './jobs.js';
  * - Where the platform cannot be asked (an account without `lookUp`, LinkedIn), an unknown outcome is retried once only:
  *   the retry is sent with `mayExist`, and the platform's refusal of a duplicate fails the schedule saying the post is
  *   probably live. A post the platform confirmed earlier (its id stored) is never sent again.
+ * - There, a first comment is sent at most once (first_comment_sent_at, written before the call): when its answer is
+ *   lost, or the worker stopped after sending it, the schedule is PUBLISHED (the post is live) with a failureReason
+ *   saying the comment may or may not be there; a refusal (nothing written) clears the mark, so a retry may send it.
  */
 
 export const MAX_RETRIES = 3;
@@ -43,6 +46,8 @@ interface Claimed {
   /** Stored the moment the platform confirmed the post, by an earlier attempt when set at claim time. */
   platformPostId: string | null;
   releaseUrl: string | null;
+  /** Set when an attempt sent the first comment to a platform that cannot be asked, and no answer settled it. */
+  firstCommentSentAt: Date | null;
 }
 
 export function publishScheduleTask(app: AppContext): Task {
@@ -59,7 +64,7 @@ async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefin
     FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before
     WHERE s.id = before.id AND s.status = 'SCHEDULED'
     RETURNING s.id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
-      s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url`;
+      s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url, s.first_comment_sent_at`;
   return claimed;
 }
 
@@ -91,7 +96,7 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
     }
     for (;;) {
       const replyTo = root && parent ? { root, parent } : undefined;
-      const published = await publishOne(app, account, schedule, replyTo);
+      const published = await publishOne(app, account, label, schedule, replyTo);
       root ??= published;
       parent = published;
       const next = await claim(db, db`thread_root_schedule_id = ${threadRoot} AND thread_order = ${schedule.threadOrder + 1}`);
@@ -105,7 +110,13 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
 }
 
 /** Publishes the schedule's post (and first comment), or finds them published by an earlier attempt. */
-async function publishOne(app: AppContext, account: PublishingAccount, schedule: Claimed, replyTo: { root: PublishedPost; parent: PublishedPost } | undefined) {
+async function publishOne(
+  app: AppContext,
+  account: PublishingAccount,
+  label: string,
+  schedule: Claimed,
+  replyTo: { root: PublishedPost; parent: PublishedPost } | undefined,
+) {
   const { db } = app;
   const key: PostKey = { scheduleId: schedule.id, createdAt: schedule.createdAt, kind: 'post' };
   // Without lookUp, a retry may meet its own earlier post: the adapter reads a duplicate refusal as such.
@@ -117,17 +128,62 @@ async function publishOne(app: AppContext, account: PublishingAccount, schedule:
     (await account.publish({ key, text: schedule.scheduledContent, settings: schedule.settings, replyTo, mayExist }));
   // Stored the moment the platform confirms, before anything else can fail.
   await db`UPDATE schedules SET platform_post_id = ${post.id}, release_url = ${post.url}, updated_at = now() WHERE id = ${schedule.id}`;
+  let note: { reason: string; detail: FailureDetail } | null = null;
   if (schedule.firstComment) {
-    const commentKey: PostKey = { ...key, kind: 'firstComment' };
-    if (!(schedule.previousAttempt && account.lookUp && (await account.lookUp(commentKey)))) {
-      await account.publish({ key: commentKey, text: schedule.firstComment, settings: schedule.settings, replyTo: { root: replyTo?.root ?? post, parent: post }, mayExist });
+    const comment: OutgoingPost = {
+      key: { ...key, kind: 'firstComment' },
+      text: schedule.firstComment,
+      settings: schedule.settings,
+      replyTo: { root: replyTo?.root ?? post, parent: post },
+      mayExist,
+    };
+    if (account.lookUp) {
+      if (!(schedule.previousAttempt && (await account.lookUp(comment.key)))) await account.publish(comment);
+    } else {
+      note = await publishCommentOnce(app, account, label, schedule, comment);
     }
   }
   await db`
-    UPDATE schedules SET status = 'PUBLISHED', published_at = now(), failure_reason = NULL, failure_detail = NULL, updated_at = now()
+    UPDATE schedules SET status = 'PUBLISHED', published_at = now(), failure_reason = ${note?.reason ?? null},
+      failure_detail = ${note ? db.json(storedDetail(note.detail) as never) : null}, updated_at = now()
     WHERE id = ${schedule.id} AND status = 'PUBLISHING'`;
   await db`UPDATE integrations SET last_validated_at = now() WHERE id = ${schedule.integrationId}`;
   return post;
+}
+
+/**
+ * The first comment on a platform that cannot be asked whether it exists: sent once at most. Answers null when it was
+ * published, or the note a PUBLISHED schedule carries when it may or may not be there (its answer lost now, or by an
+ * earlier attempt); throws the platform's refusal, after clearing the mark (nothing was written), for the usual retry.
+ */
+async function publishCommentOnce(
+  app: AppContext,
+  account: PublishingAccount,
+  label: string,
+  schedule: Claimed,
+  comment: OutgoingPost,
+): Promise<{ reason: string; detail: FailureDetail } | null> {
+  const maybe = (why: string, detail: FailureDetail) => ({
+    reason:
+      `Published; its first comment may or may not be there: ${why}, and ${label} cannot be asked whether it exists, so it was not ` +
+      'sent again. Check the post and add the comment by hand if it is missing',
+    detail,
+  });
+  if (schedule.firstCommentSentAt) {
+    return maybe('an earlier attempt sent it and its answer was lost (or the worker stopped)', noDetail);
+  }
+  await app.db`UPDATE schedules SET first_comment_sent_at = now() WHERE id = ${schedule.id}`;
+  try {
+    await account.publish(comment);
+    return null;
+  } catch (error) {
+    if (error instanceof PlatformError && error.kind === 'unknown') {
+      app.logger.warn('first comment outcome unknown; not sent again', { scheduleId: schedule.id, reason: error.message, status: error.detail.status });
+      return maybe(`it was sent and no answer settled it (${error.message})`, error.detail);
+    }
+    await app.db`UPDATE schedules SET first_comment_sent_at = NULL WHERE id = ${schedule.id}`;
+    throw error;
+  }
 }
 
 /**
@@ -135,7 +191,7 @@ async function publishOne(app: AppContext, account: PublishingAccount, schedule:
  * platform cannot be asked (`canLookUp` false), an unknown outcome is retried only when it was the first attempt.
  */
 async function fail(app: AppContext, schedule: Claimed, error: PlatformError, canLookUp: boolean): Promise<void> {
-  const detail = app.db.json(error.detail as never);
+  const detail = app.db.json(storedDetail(error.detail) as never);
   const unknownAgain = error.kind === 'unknown' && !canLookUp && schedule.previousAttempt !== null;
   const retry = (error.kind === 'transient' || error.kind === 'unknown') && schedule.retryCount < MAX_RETRIES && !unknownAgain;
   app.logger.warn(retry ? 'publish will be retried' : 'publish failed', {
@@ -177,7 +233,13 @@ async function keyOf(db: Database | Sql, scheduleId: string): Promise<PostKey> {
   return { scheduleId, createdAt: row!.createdAt, kind: 'post' };
 }
 
-const noDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
+const noDetail: FailureDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
+
+/** failureDetail as the Schedule declares it: `raw` (the platform's answer, often an object) as a JSON string. */
+const storedDetail = (detail: FailureDetail): FailureDetail => ({
+  ...detail,
+  raw: detail.raw === null || detail.raw === undefined || typeof detail.raw === 'string' ? (detail.raw ?? null) : JSON.stringify(detail.raw),
+});
 const permanent = (message: string) => new PlatformError('permanent', message, noDetail);
 
 /**
