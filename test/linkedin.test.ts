@@ -199,6 +199,10 @@ describe('connecting LinkedIn', () => {
     fake.consent = 'allow';
     expect(denied.status).toBe(400);
     expect(denied.html).toContain('consent was cancelled');
+    // The state was used up by that callback: the same link cannot be tried again, with a code or not.
+    const deniedAgain = await fetch(denied.callback.replace(/error=[^&]+/, 'code=abc'));
+    expect(deniedAgain.status).toBe(400);
+    expect(await deniedAgain.text()).toContain('used already');
 
     const url = new URL(await connectLink());
     const state = url.searchParams.get('state')!;
@@ -229,6 +233,17 @@ describe('connecting LinkedIn', () => {
     expect(replayed.status).toBe(400);
     expect(await replayed.text()).toContain('used already');
     expect((await integrations()).length).toBe(before + 1);
+  });
+
+  it('a link asked for by a user no longer a member of the workspace connects nothing', async () => {
+    const elsewhere = await service.workspace();
+    const answer = await call(`${service.api}/integrations/connect`, { method: 'POST', key: elsewhere.apiKey, body: { platform: 'LINKEDIN' } });
+    fake.signInAs(fake.addMember('Removed Member'));
+    await sql`DELETE FROM memberships WHERE organization_id = ${elsewhere.workspaceId} AND user_id = ${elsewhere.userId}`;
+    const page = await consent(answer.json.redirectUrl);
+    expect(page.status).toBe(400);
+    expect(page.html).toContain('no longer a member of the workspace');
+    expect(await sql`SELECT 1 FROM integrations WHERE organization_id = ${elsewhere.workspaceId}`).toHaveLength(0);
   });
 
   it('without LINKEDIN_CLIENT_ID connect answers a clear 400; an unknown platform names the ones that can be connected', async () => {
