@@ -392,6 +392,21 @@ describe('publishing to LinkedIn', () => {
     expect(fake.requests.filter((request) => request.includes(encodeURIComponent(urn)))).toEqual([]);
   });
 
+  it('a LinkedIn-Version LinkedIn no longer serves fails the schedule saying to set LINKEDIN_VERSION, nothing posted', async () => {
+    const { linkedin } = service.service.core.app.config;
+    const version = linkedin.version;
+    linkedin.version = '202301';
+    let failed: ScheduleState;
+    try {
+      failed = await settled(await createPost({ content: 'With an old API version' }, [pageChannel]));
+    } finally {
+      linkedin.version = version;
+    }
+    expect(failed).toMatchObject({ status: 'FAILED', retryCount: 0, failureDetail: { status: 426, platformCode: 'NONEXISTENT_VERSION' } });
+    expect(failed.failureReason).toMatch(/^LinkedIn does not serve API version 202301 \(LINKEDIN_VERSION\): the operator must set a recent one/);
+    expect(postsBy(pageUrn).filter((post) => post.text === 'With an old API version')).toHaveLength(0);
+  });
+
   it('settings.visibility CONNECTIONS keeps a member\'s post to its connections', async () => {
     const member = fake.addMember('Joan Clarke');
     const channel = await connect(member);

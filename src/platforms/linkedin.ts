@@ -123,6 +123,8 @@ async function call(method: string, path: string, { config, token, signal, send 
         authorization: `Bearer ${token}`,
         'linkedin-version': config.version,
         'x-restli-protocol-version': '2.0.0',
+        // Rest.li names the method of a delete in a header too (the Posts API's "Delete Posts").
+        ...(method === 'DELETE' ? { 'x-restli-method': 'DELETE' } : {}),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -158,6 +160,11 @@ async function call(method: string, path: string, { config, token, signal, send 
     const failure = tokenFailure(parsed);
     const what = failure.tokenStatus === 'EXPIRED' ? 'has expired' : 'was revoked or is no longer valid';
     return Promise.reject(new PlatformError('credentials', `LinkedIn's access token for this channel ${what}: reconnect the channel`, detail, undefined, failure));
+  }
+  if (status === 426) {
+    // LinkedIn serves each monthly version about a year: this server's LINKEDIN_VERSION is no longer (or not yet) served.
+    const message = `LinkedIn does not serve API version ${config.version} (LINKEDIN_VERSION): the operator must set a recent one (YYYYMM); ${parsed.message ?? ''}`;
+    return Promise.reject(new PlatformError('permanent', message.replace(/; $/, ''), detail));
   }
   if (status === 422 && (parsed.code === 'DUPLICATE_POST' || /duplicate/i.test(parsed.message ?? ''))) {
     const message = mayExist

@@ -368,6 +368,7 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
   app.delete('/rest/posts/:urn', versioned, (req, res) => {
     const token = authorize(req, res);
     if (!token) return;
+    if (req.header('x-restli-method') !== 'DELETE') return restError(res, 400, 'X-RestLi-Method must be DELETE', { code: 'ILLEGAL_ARGUMENT' });
     const post = fake.posts.get(req.params.urn as string);
     if (!post) return restError(res, 404, `Post ${String(req.params.urn)} not found`, { code: 'NOT_FOUND' });
     if (!mayActAs(token, res, post.author, 'posts.DELETE')) return;
