@@ -325,6 +325,32 @@ describe('publishing to LinkedIn', () => {
     expect(postsBy(pageUrn).filter((post) => post.text === 'Made, answer lost')).toHaveLength(1);
   });
 
+  it('a 429 then a lost answer: the lost answer is still retried once, and the duplicate answer then says probably published', async () => {
+    fake.failNext('posts', { status: 429 });
+    fake.failNext('posts', 'drop');
+    const id = await createPost({ content: 'Limited, then lost' }, [pageChannel]);
+    await until(() => scheduleState(id), (s) => s.retryCount === 1);
+    await retryNow(id);
+    const waiting = await until(() => scheduleState(id), (s) => s.retryCount === 2);
+    expect(waiting).toMatchObject({ status: 'SCHEDULED', retryCount: 2 });
+    await retryNow(id);
+    const failed = await settled(id);
+    expect(failed).toMatchObject({ status: 'FAILED', failureDetail: { status: 422, platformCode: 'DUPLICATE_POST' } });
+    expect(failed.failureReason).toContain('probably published it');
+    expect(postsBy(pageUrn).filter((post) => post.text === 'Limited, then lost')).toHaveLength(1);
+  });
+
+  it('a 429 then LinkedIn\'s duplicate answer: a real duplicate (nothing was sent before), said as such', async () => {
+    expect((await settled(await createPost({ content: 'Said before' }, [pageChannel]))).status).toBe('PUBLISHED');
+    fake.failNext('posts', { status: 429 });
+    const id = await createPost({ content: 'Said before' }, [pageChannel]);
+    await until(() => scheduleState(id), (s) => s.retryCount === 1);
+    await retryNow(id);
+    const failed = await settled(id);
+    expect(failed).toMatchObject({ status: 'FAILED', failureDetail: { status: 422 } });
+    expect(failed.failureReason).toContain('change the text to post it again');
+  });
+
   it('a schedule left PUBLISHING by a worker killed after LinkedIn made the post is recovered without a second post', async () => {
     const scheduledAt = new Date(Date.now() + 3_600_000).toISOString();
     const created = await rest('/posts', {
@@ -336,7 +362,7 @@ describe('publishing to LinkedIn', () => {
     // As a worker killed between LinkedIn's 201 and writing the status leaves it: the post on LinkedIn, the schedule PUBLISHING.
     fake.posts.set('urn:li:share:1', { urn: 'urn:li:share:1', author: pageUrn, commentary: 'Made, then the worker died', text: 'Made, then the worker died', visibility: 'PUBLIC', comments: [] });
     await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${id}`})`;
-    await sql`UPDATE schedules SET status = 'PUBLISHING', last_attempt = now() - interval '1 minute' WHERE id = ${id}`;
+    await sql`UPDATE schedules SET status = 'PUBLISHING', post_sent_at = now(), last_attempt = now() - interval '1 minute' WHERE id = ${id}`;
     const recovered = await settled(id);
     expect(recovered).toMatchObject({ status: 'FAILED', platformPostId: null });
     expect(recovered.failureReason).toContain('probably published it');

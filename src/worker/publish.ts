@@ -17,12 +17,12 @@ import { PUBLISH_TASK } from './jobs.js';
  *   ones (content refused, credentials revoked) fail it at once, and the thread parts after it with it.
  * - A schedule left PUBLISHING by a crashed worker is put back to SCHEDULED by recoverAbandoned, and its next attempt
  *   looks the record up before publishing anything.
- * - Where the platform cannot be asked (an account without `lookUp`, LinkedIn), an unknown outcome is retried once only:
- *   the retry is sent with `mayExist`, and the platform's refusal of a duplicate fails the schedule saying the post is
- *   probably live. A post the platform confirmed earlier (its id stored) is never sent again.
- * - There, a first comment is sent at most once (first_comment_sent_at, written before the call): when its answer is
- *   lost, or the worker stopped after sending it, the schedule is PUBLISHED (the post is live) with a failureReason
- *   saying the comment may or may not be there; a refusal (nothing written) clears the mark, so a retry may send it.
+ * - Where the platform cannot be asked (an account without `lookUp`, LinkedIn), every send is marked first
+ *   (post_sent_at, first_comment_sent_at; cleared when the platform refused it, so nothing was written). A post sent
+ *   with no answer is retried once only: the retry is sent with `mayExist`, and the platform's refusal of a duplicate
+ *   fails the schedule saying the post is probably live. A post the platform confirmed earlier (its id stored) is never
+ *   sent again. A first comment is sent at most once: when its answer is lost, or the worker stopped after sending it,
+ *   the schedule is PUBLISHED (the post is live) with a failureReason saying the comment may or may not be there.
  */
 
 export const MAX_RETRIES = 3;
@@ -46,7 +46,9 @@ interface Claimed {
   /** Stored the moment the platform confirmed the post, by an earlier attempt when set at claim time. */
   platformPostId: string | null;
   releaseUrl: string | null;
-  /** Set when an attempt sent the first comment to a platform that cannot be asked, and no answer settled it. */
+  /** Set when an attempt sent the post to a platform that cannot be asked, and no answer settled it (see sendMarked). */
+  postSentAt: Date | null;
+  /** The same for the first comment. */
   firstCommentSentAt: Date | null;
 }
 
@@ -64,7 +66,7 @@ async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefin
     FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before
     WHERE s.id = before.id AND s.status = 'SCHEDULED'
     RETURNING s.id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
-      s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url, s.first_comment_sent_at`;
+      s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url, s.post_sent_at, s.first_comment_sent_at`;
   return claimed;
 }
 
@@ -119,13 +121,15 @@ async function publishOne(
 ) {
   const { db } = app;
   const key: PostKey = { scheduleId: schedule.id, createdAt: schedule.createdAt, kind: 'post' };
-  // Without lookUp, a retry may meet its own earlier post: the adapter reads a duplicate refusal as such.
-  const mayExist = !account.lookUp && schedule.previousAttempt !== null;
+  // Without lookUp, a retry after a send whose answer was lost may meet its own earlier post: the adapter reads a
+  // duplicate refusal as such.
+  const mayExist = !account.lookUp && schedule.postSentAt !== null;
   const confirmed = !account.lookUp && schedule.platformPostId ? { id: schedule.platformPostId, url: schedule.releaseUrl ?? '', ref: schedule.platformPostId } : null;
+  const outgoing: OutgoingPost = { key, text: schedule.scheduledContent, settings: schedule.settings, replyTo, mayExist };
   const post =
     confirmed ||
     (schedule.previousAttempt && account.lookUp && (await account.lookUp(key))) ||
-    (await account.publish({ key, text: schedule.scheduledContent, settings: schedule.settings, replyTo, mayExist }));
+    (account.lookUp ? await account.publish(outgoing) : await sendMarked(app, schedule.id, 'post_sent_at', mayExist, () => account.publish(outgoing)));
   // Stored the moment the platform confirms, before anything else can fail.
   await db`UPDATE schedules SET platform_post_id = ${post.id}, release_url = ${post.url}, updated_at = now() WHERE id = ${schedule.id}`;
   let note: { reason: string; detail: FailureDetail } | null = null;
@@ -172,16 +176,35 @@ async function publishCommentOnce(
   if (schedule.firstCommentSentAt) {
     return maybe('an earlier attempt sent it and its answer was lost (or the worker stopped)', noDetail);
   }
-  await app.db`UPDATE schedules SET first_comment_sent_at = now() WHERE id = ${schedule.id}`;
   try {
-    await account.publish(comment);
+    await sendMarked(app, schedule.id, 'first_comment_sent_at', false, () => account.publish(comment));
     return null;
   } catch (error) {
-    if (error instanceof PlatformError && error.kind === 'unknown') {
-      app.logger.warn('first comment outcome unknown; not sent again', { scheduleId: schedule.id, reason: error.message, status: error.detail.status });
-      return maybe(`it was sent and no answer settled it (${error.message})`, error.detail);
+    if (!(error instanceof PlatformError && error.kind === 'unknown')) throw error;
+    app.logger.warn('first comment outcome unknown; not sent again', { scheduleId: schedule.id, reason: error.message, status: error.detail.status });
+    return maybe(`it was sent and no answer settled it (${error.message})`, error.detail);
+  }
+}
+
+/**
+ * A send to a platform that cannot be asked, marked in `column` first: the mark stays when the outcome is unknown (or
+ * the worker stops), so a later attempt knows this may be there already; a refusal (nothing written) clears it, unless
+ * an earlier send had marked it (`marked`): that one may still be there.
+ */
+async function sendMarked<T>(
+  app: AppContext,
+  scheduleId: string,
+  column: 'post_sent_at' | 'first_comment_sent_at',
+  marked: boolean,
+  send: () => Promise<T>,
+): Promise<T> {
+  if (!marked) await app.db`UPDATE schedules SET ${app.db(column)} = now() WHERE id = ${scheduleId}`;
+  try {
+    return await send();
+  } catch (error) {
+    if (!marked && !(error instanceof PlatformError && error.kind === 'unknown')) {
+      await app.db`UPDATE schedules SET ${app.db(column)} = NULL WHERE id = ${scheduleId}`;
     }
-    await app.db`UPDATE schedules SET first_comment_sent_at = NULL WHERE id = ${schedule.id}`;
     throw error;
   }
 }
@@ -192,7 +215,8 @@ async function publishCommentOnce(
  */
 async function fail(app: AppContext, schedule: Claimed, error: PlatformError, canLookUp: boolean): Promise<void> {
   const detail = app.db.json(storedDetail(error.detail) as never);
-  const unknownAgain = error.kind === 'unknown' && !canLookUp && schedule.previousAttempt !== null;
+  // Sent before with no answer (post_sent_at at claim time), and no answer again: not sent a third time.
+  const unknownAgain = error.kind === 'unknown' && !canLookUp && schedule.postSentAt !== null;
   const retry = (error.kind === 'transient' || error.kind === 'unknown') && schedule.retryCount < MAX_RETRIES && !unknownAgain;
   app.logger.warn(retry ? 'publish will be retried' : 'publish failed', {
     scheduleId: schedule.id,
