@@ -32,7 +32,10 @@ export async function openAccount(app: AppContext, integrationId: string, signal
     credentials = JSON.parse(app.secrets.open(integration!.credentials).toString('utf8'));
   } catch {
     // Sealed under another ENCRYPTION_KEY (or altered): only connecting again can mend it.
-    throw new PlatformError('credentials', 'This channel\'s stored credentials cannot be read with this ENCRYPTION_KEY: reconnect the channel, then retry', noDetail);
+    throw new PlatformError('credentials', 'This channel\'s stored credentials cannot be read with this ENCRYPTION_KEY: reconnect the channel, then retry', noDetail, undefined, {
+      tokenStatus: 'REVOKED',
+      code: 'CREDENTIALS_UNREADABLE',
+    });
   }
   const account = publisher.open(credentials, {
     signal,

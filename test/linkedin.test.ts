@@ -533,6 +533,17 @@ describe('LinkedIn token health', () => {
     expect(postsBy(`urn:li:person:${member.sub}`)).toHaveLength(0);
   });
 
+  it('credentials this ENCRYPTION_KEY cannot read: due schedules fail saying so, the channel says CREDENTIALS_UNREADABLE', async () => {
+    const member = fake.addMember('Adele Goldberg');
+    const id = await connect(member);
+    await sql`UPDATE integrations SET credentials = ${Buffer.from('sealed under another key')} WHERE id = ${id}`;
+    const failed = await settled(await createPost({ content: 'Under another key' }, [id]));
+    expect(failed).toMatchObject({ status: 'FAILED' });
+    expect(failed.failureReason).toContain('cannot be read with this ENCRYPTION_KEY');
+    expect((await integrations()).find((i: any) => i.id === id)).toMatchObject({ tokenStatus: 'REVOKED', connectionErrorCode: 'CREDENTIALS_UNREADABLE' });
+    expect(postsBy(`urn:li:person:${member.sub}`)).toHaveLength(0);
+  });
+
   it('disconnect forgets the credentials and keeps the channel; refresh-now of a healthy channel refreshes it', async () => {
     const member = fake.addMember('Shafi Goldwasser');
     const id = await connect(member);
