@@ -176,6 +176,14 @@ describe('connecting LinkedIn', () => {
     expect(await again.text()).toContain('chosen already');
   });
 
+  it('a member administering more pages than LinkedIn lists at once is offered every one of them', async () => {
+    const pages = Array.from({ length: 12 }, (_, index) => ({ id: 81_000 + index * 10 + Math.floor(Math.random() * 10), name: `Page ${index + 1}` }));
+    const member = fake.addMember('Mary Somerville', pages);
+    fake.signInAs(member);
+    const { html } = await consent(await connectLink());
+    expect(readPicker(html).accounts).toEqual([`urn:li:person:${member.sub}`, ...pages.map((page) => `urn:li:organization:${page.id}`)]);
+  });
+
   it('from a shell: npm run admin -- select-account picks the page of a pending channel', async () => {
     const member = fake.addMember('Alan Turing', [{ id: 61_000 + Math.floor(Math.random() * 1000), name: 'Bletchley Ltd' }]);
     fake.signInAs(member);

@@ -21,6 +21,9 @@ import {
  */
 
 const MAX_CHARACTERS = 3000;
+/** Administrator roles asked for at a time, and the most organization pages a member's picker lists. */
+const ACL_PAGE = 100;
+const MAX_ORGANIZATIONS = 1000;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** A token this close to its expiry is refreshed (or reported expired) before a call rather than sent. */
 const EXPIRY_MARGIN_MS = 60_000;
@@ -229,10 +232,15 @@ const oauthConnect: OAuthConnect = {
     // The granted scopes come back comma-separated; pages are listed only where the member granted reading them.
     const granted = new Set((tokens.scope ?? linkedin.scopes.join(' ')).split(/[\s,]+/));
     if (granted.has('r_organization_admin') && granted.has('w_organization_social')) {
-      const acls = (await (await call('GET', '/rest/organizationAcls?q=roleAssignee&role=ADMINISTRATOR&state=APPROVED', options)).json()) as {
-        elements: { organization: string }[];
-      };
-      for (const { organization } of acls.elements) {
+      // Paged as Rest.li pages (10 unless `count` says more): a page shorter than asked for is the last.
+      const organizations: string[] = [];
+      for (let start = 0; start < MAX_ORGANIZATIONS; start += ACL_PAGE) {
+        const path = `/rest/organizationAcls?q=roleAssignee&role=ADMINISTRATOR&state=APPROVED&start=${start}&count=${ACL_PAGE}`;
+        const { elements } = (await (await call('GET', path, options)).json()) as { elements: { organization: string }[] };
+        organizations.push(...elements.map((acl) => acl.organization));
+        if (elements.length < ACL_PAGE) break;
+      }
+      for (const organization of organizations) {
         const id = organization.split(':').at(-1)!;
         const page = (await (await call('GET', `/rest/organizations/${encodeURIComponent(id)}`, options)).json()) as { localizedName?: string };
         choices.push({ accountId: organization, name: page.localizedName ?? organization, image: null });

@@ -307,8 +307,12 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
       { roleAssignee: assignee, state: 'REVOKED', role: 'ADMINISTRATOR', organization: 'urn:li:organization:1' },
       { roleAssignee: assignee, state: 'APPROVED', role: 'ANALYST', organization: 'urn:li:organization:2' },
     ];
-    const elements = all.filter((acl) => (!q.role || acl.role === q.role) && (!q.state || acl.state === q.state));
-    res.json({ paging: { start: 0, count: 10, total: elements.length, links: [] }, elements });
+    const matching = all.filter((acl) => (!q.role || acl.role === q.role) && (!q.state || acl.state === q.state));
+    // Rest.li paging: `start` (0) and `count` (10 unless asked).
+    const start = Number(q.start ?? 0);
+    const count = Number(q.count ?? 10);
+    if (!Number.isInteger(start) || start < 0 || !Number.isInteger(count) || count < 1) return restError(res, 400, 'start and count must be natural numbers', { code: 'ILLEGAL_ARGUMENT' });
+    res.json({ paging: { start, count, total: matching.length, links: [] }, elements: matching.slice(start, start + count) });
   });
 
   app.get('/rest/organizations/:id', versioned, (req, res) => {
