@@ -58,6 +58,9 @@ describe('PATCH /posts/{id}', () => {
 
   it('checks new text against every channel it reaches, and changes nothing when one refuses it', async () => {
     const post = await create({ content: 'Short' });
+    const linkedinOnly = await create({ content: 'Short' }, 'SCHEDULED_TIME', [linkedin]);
+    const longComment = await patch(linkedinOnly.id, { firstComment: 'c'.repeat(1251) });
+    expect(longComment.json).toEqual({ code: 'CONTENT_TOO_LONG', message: 'body.firstComment for "In" (LINKEDIN): 1251 characters in a comment; LinkedIn allows at most 1250' });
     const tooLong = await patch(post.id, { content: '👩‍👩‍👧'.repeat(301), isEvergreen: true });
     expect(tooLong.status).toBe(400);
     expect(tooLong.json).toEqual({ code: 'CONTENT_TOO_LONG', message: expect.stringMatching(/^body\.content for "Sky" \(BLUESKY\): 301 graphemes; Bluesky allows at most 300/) });

@@ -284,6 +284,12 @@ describe('platform rules', () => {
     expect((await draft('x'.repeat(3000), pro)).status).toBe(201);
     expect((await draft('x'.repeat(3001), pro)).json.message).toBe('rows[0].content for "Pro" (LINKEDIN): 3001 characters; LinkedIn allows at most 3000');
     expect((await draft('👍'.repeat(1501), pro)).json.message).toContain('3002 characters');
+    // A first comment: 1250, LinkedIn's comment box.
+    expect((await draft('ok', pro, { firstComment: 'c'.repeat(1250) })).status).toBe(201);
+    expect((await draft('ok', pro, { firstComment: 'c'.repeat(1251) })).json).toEqual({
+      code: 'CONTENT_TOO_LONG',
+      message: 'rows[0].firstComment for "Pro" (LINKEDIN): 1251 characters in a comment; LinkedIn allows at most 1250',
+    });
   });
 
   it('checks thread parts, first comments and overrides against each channel', async () => {

@@ -86,7 +86,7 @@ export default defineOperation({
     'Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel\'s',
     'platform, one post per row and channel (thread parts are replies, not posts; 403 POST_QUOTA_EXCEEDED when spent). Content,',
     'overrides, thread parts and first comments must fit each channel\'s platform (400 CONTENT_TOO_LONG): Bluesky 300 graphemes and',
-    '3000 bytes of UTF-8, LinkedIn 3000 characters. LinkedIn has no threads: a row with `thread` parts for a LinkedIn channel answers',
+    '3000 bytes of UTF-8, LinkedIn 3000 characters (1250 in a first comment). LinkedIn has no threads: a row with `thread` parts for a LinkedIn channel answers',
     '400 VALIDATION_ERROR naming the row, the channel and the rule (drafts too). Ids of integrations or tags that are not this',
     'workspace\'s answer 404 NOT_FOUND.',
     'A channel still waiting for account selection (connectStatus PENDING_SELECTION) takes only drafts (409 INVALID_STATE).',
@@ -144,7 +144,7 @@ export default defineOperation({
           const noThreads = row.thread?.length ? threadRefused(`rows[${rowIndex}].thread`, channel!) : undefined;
           if (noThreads) fail('VALIDATION_ERROR', noThreads);
           for (const [field, value] of textsFor(row, channel!.id)) {
-            const refusal = contentTooLong(`rows[${rowIndex}].${field}`, channel!, value);
+            const refusal = contentTooLong(`rows[${rowIndex}].${field}`, channel!, value, field === 'firstComment' ? 'comment' : 'post');
             if (refusal) fail('CONTENT_TOO_LONG', refusal);
           }
         }

@@ -8,8 +8,8 @@ export function count(n: number, noun: string): string {
 }
 
 /** Why a channel's platform refuses `text` (CONTENT_TOO_LONG): the field, the channel, the length found and the limit. */
-export function contentTooLong(field: string, channel: { name: string; platform: Platform }, text: string): string | undefined {
-  const found = platforms[channel.platform].checkText(text);
+export function contentTooLong(field: string, channel: { name: string; platform: Platform }, text: string, as: 'post' | 'comment' = 'post'): string | undefined {
+  const found = platforms[channel.platform].checkText(text, as);
   if (!found) return undefined;
   return `${field} for "${channel.name}" (${channel.platform}): ${found.length} ${found.unit}; ${platforms[channel.platform].label} allows at most ${found.limit}`;
 }

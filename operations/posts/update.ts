@@ -76,8 +76,8 @@ export default defineOperation({
         FROM schedules s JOIN integrations i ON i.id = s.integration_id
         WHERE s.post_id = ${id} ORDER BY i.id, s.thread_order FOR NO KEY UPDATE OF s`;
       const roots = schedules.filter((schedule) => schedule.threadOrder === 0);
-      const check = (field: string, text: string, schedule: LockedSchedule) => {
-        const refusal = contentTooLong(field, schedule, text);
+      const check = (field: string, text: string, schedule: LockedSchedule, as: 'post' | 'comment' = 'post') => {
+        const refusal = contentTooLong(field, schedule, text, as);
         if (refusal) fail('CONTENT_TOO_LONG', refusal);
       };
 
@@ -93,7 +93,7 @@ export default defineOperation({
       }
       const following = change.content === undefined ? [] : roots.filter((root) => editable(root) && root.scheduledContent === post.content);
       for (const root of following) check('body.content', change.content!, root);
-      if (typeof change.firstComment === 'string') for (const root of roots.filter(editable)) check('body.firstComment', change.firstComment, root);
+      if (typeof change.firstComment === 'string') for (const root of roots.filter(editable)) check('body.firstComment', change.firstComment, root, 'comment');
       if (change.tagIds) {
         const found = await tx<{ id: string }[]>`SELECT id FROM tags WHERE organization_id = ${auth.workspaceId} AND id = ANY(${change.tagIds}::uuid[])`;
         const missing = change.tagIds.findIndex((tagId) => !found.some((tag) => tag.id === tagId));

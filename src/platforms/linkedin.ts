@@ -21,6 +21,8 @@ import {
  */
 
 const MAX_CHARACTERS = 3000;
+/** A comment's limit: LinkedIn's comment box takes 1,250 characters (its apps and API clients hold comments to it). */
+const MAX_COMMENT_CHARACTERS = 1250;
 /** Administrator roles asked for at a time, and the most organization pages a member's picker lists. */
 const ACL_PAGE = 100;
 const MAX_ORGANIZATIONS = 1000;
@@ -348,9 +350,10 @@ export const linkedin: PlatformRules = {
   label: 'LinkedIn',
   // A post's replies are comments, which cannot carry a post of their own: a thread is refused when it is written.
   threads: false,
-  checkText(text) {
+  checkText(text, as = 'post') {
     // Counted in UTF-16 code units, the strictest reading of LinkedIn's "3000 characters" (an emoji counts 2),
     // so text accepted here is never refused by LinkedIn for its length.
+    if (as === 'comment') return text.length > MAX_COMMENT_CHARACTERS ? { limit: MAX_COMMENT_CHARACTERS, length: text.length, unit: 'characters in a comment' } : null;
     return text.length > MAX_CHARACTERS ? { limit: MAX_CHARACTERS, length: text.length, unit: 'characters' } : null;
   },
   publisher,

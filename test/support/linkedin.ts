@@ -358,6 +358,7 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
     if (unknownFields.length || typeof body.message?.text !== 'string' || body.object !== req.params.urn) {
       return restError(res, 422, 'A comment needs actor, object (the post commented on, as in the path) and message.text', { code: 'UNPROCESSABLE_ENTITY' });
     }
+    if (body.message.text.length > 1250) return restError(res, 422, 'message.text is longer than 1250 characters', { code: 'UNPROCESSABLE_ENTITY' });
     if (!mayActAs(token, res, body.actor, 'socialActions.comments.CREATE')) return;
     if (!target) return restError(res, 404, `${String(req.params.urn)} not found`, { code: 'NOT_FOUND' });
     const injected = fault('comments', req, res);
