@@ -74,7 +74,9 @@ async function createListPosts(serviceUrl: string, lists: ChannelledWorkspace & 
       ...(index % 3 === 0 && { firstComment: 'Link in the first comment: https://example.com/blog' }),
       ...(index % 10 === 4 && { thread: [{ content: 'Part two of the thread.' }, { content: 'And the last part.' }] }),
     };
-    const body = { rows: [row], shared: { selectedIntegrations: lists.integrationIds }, postAction: index % 6 === 5 ? 'DRAFT' : 'SCHEDULED_TIME' };
+    // LinkedIn has no threads: a post with one goes to the Bluesky channel alone.
+    const channels = row.thread ? [lists.integrationIds[0]] : lists.integrationIds;
+    const body = { rows: [row], shared: { selectedIntegrations: channels }, postAction: index % 6 === 5 ? 'DRAFT' : 'SCHEDULED_TIME' };
     const response = await fetch(`${serviceUrl}/api/v1/posts`, {
       method: 'POST',
       headers: { 'x-api-key': lists.apiKey, 'content-type': 'application/json' },

@@ -71,7 +71,10 @@ export async function openAccount(
     credentials = JSON.parse(app.secrets.open(sealed).toString('utf8'));
   } catch {
     // Sealed under another ENCRYPTION_KEY (or altered): only connecting again can mend it.
-    throw new PlatformError('credentials', 'This channel\'s stored credentials cannot be read with this ENCRYPTION_KEY: reconnect the channel, then retry', noDetail);
+    throw new PlatformError('credentials', 'This channel\'s stored credentials cannot be read with this ENCRYPTION_KEY: reconnect the channel, then retry', noDetail, undefined, {
+      tokenStatus: 'REVOKED',
+      code: 'CREDENTIALS_UNREADABLE',
+    });
   }
   const entry: Opened = { sealed, fetch: app.platformFetch, timeoutMs: app.config.platformTimeoutMs, account: undefined as never };
   const account = publisher.open(credentials, {

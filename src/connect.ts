@@ -26,6 +26,8 @@ export interface ConnectState {
 
 export type Refused = { refused: string };
 
+const USED: Refused = { refused: 'This connect link has been used already. Ask for a new one.' };
+
 /** `<payload>.<HMAC>`: signed with a key derived from the encryption key; `k` says what the token is for. */
 function signToken(app: AppContext, data: Record<string, unknown>): string {
   const payload = Buffer.from(JSON.stringify(data)).toString('base64url');
@@ -76,21 +78,25 @@ export async function readState(app: AppContext, state: unknown, platform: Platf
   const parsed = readToken<{ k: string; n: string; w: string; u: string; p: Platform; e: number }>(app, state, 'state');
   if (!parsed || parsed.p !== platform) return refused;
   if (parsed.e <= Date.now()) return { refused: 'This connect link has expired (links work for 15 minutes). Ask for a new one.' };
-  const [row] = await app.db<{ usedAt: Date | null }[]>`
-    SELECT used_at FROM connect_states WHERE nonce = ${parsed.n} AND organization_id = ${parsed.w} AND user_id = ${parsed.u}`;
+  const [row] = await app.db<{ usedAt: Date | null; member: boolean }[]>`
+    SELECT used_at, EXISTS (SELECT 1 FROM memberships m WHERE m.organization_id = c.organization_id AND m.user_id = c.user_id) AS member
+    FROM connect_states c WHERE nonce = ${parsed.n} AND organization_id = ${parsed.w} AND user_id = ${parsed.u}`;
   if (!row) return refused;
-  if (row.usedAt) return { refused: 'This connect link has been used already. Ask for a new one.' };
+  if (row.usedAt) return USED;
+  // Bound to the user as a member of the workspace: a user removed since the link was made connects nothing there.
+  if (!row.member) return { refused: 'Whoever asked for this connect link is no longer a member of the workspace. Nothing was connected.' };
   return { nonce: parsed.n, workspaceId: parsed.w, userId: parsed.u, platform: parsed.p };
 }
 
-/** Uses up a state's nonce in the transaction that connects: a replay, or a second tab, connects nothing. */
+/**
+ * Uses up a state's nonce: a replay, or a second tab, connects nothing. A form platform's in the transaction that connects
+ * (a mistyped password may be corrected on the same page); an OAuth platform's at its callback's start.
+ */
 async function useState(tx: Sql, nonce: string | undefined): Promise<boolean> {
   if (!nonce) return true;
   const [used] = await tx`UPDATE connect_states SET used_at = now() WHERE nonce = ${nonce} AND used_at IS NULL RETURNING nonce`;
   return Boolean(used);
 }
-
-const USED = { refused: 'This connect link has been used already. Ask for a new one.' };
 
 interface Connected {
   workspaceId: string;
@@ -182,6 +188,9 @@ export type OAuthResult =
 export async function completeOAuth(app: AppContext, platform: Platform, url: URL, signal: AbortSignal): Promise<OAuthResult> {
   const state = await readState(app, url.searchParams.get('state'), platform);
   if ('refused' in state) return state;
+  // Used up by its first callback, whatever LinkedIn answered there (a code, a denial): a replay, even while the first is
+  // still exchanging its code, or after a denied consent, connects nothing. The page says to ask for a new link.
+  if (!(await useState(app.db, state.nonce))) return USED;
   const oauth = platforms[platform].publisher!.oauth!;
   let connection;
   try {
@@ -194,7 +203,6 @@ export async function completeOAuth(app: AppContext, platform: Platform, url: UR
   }
   const { choices, credentials, expiresAt, refreshable } = connection;
   return app.db.begin(async (tx: Sql): Promise<OAuthResult> => {
-    if (!(await useState(tx, state.nonce))) return USED;
     if (choices.length === 1) {
       const [only] = choices;
       const integrationId = await saveConnection(app, tx, { workspaceId: state.workspaceId, platform, ...only!, credentials: { ...credentials, account: only!.accountId }, expiresAt, refreshable });

@@ -176,6 +176,14 @@ describe('connecting LinkedIn', () => {
     expect(await again.text()).toContain('chosen already');
   });
 
+  it('a member administering more pages than LinkedIn lists at once is offered every one of them', async () => {
+    const pages = Array.from({ length: 12 }, (_, index) => ({ id: 81_000 + index * 10 + Math.floor(Math.random() * 10), name: `Page ${index + 1}` }));
+    const member = fake.addMember('Mary Somerville', pages);
+    fake.signInAs(member);
+    const { html } = await consent(await connectLink());
+    expect(readPicker(html).accounts).toEqual([`urn:li:person:${member.sub}`, ...pages.map((page) => `urn:li:organization:${page.id}`)]);
+  });
+
   it('from a shell: npm run admin -- select-account picks the page of a pending channel', async () => {
     const member = fake.addMember('Alan Turing', [{ id: 61_000 + Math.floor(Math.random() * 1000), name: 'Bletchley Ltd' }]);
     fake.signInAs(member);
@@ -199,6 +207,10 @@ describe('connecting LinkedIn', () => {
     fake.consent = 'allow';
     expect(denied.status).toBe(400);
     expect(denied.html).toContain('consent was cancelled');
+    // The state was used up by that callback: the same link cannot be tried again, with a code or not.
+    const deniedAgain = await fetch(denied.callback.replace(/error=[^&]+/, 'code=abc'));
+    expect(deniedAgain.status).toBe(400);
+    expect(await deniedAgain.text()).toContain('used already');
 
     const url = new URL(await connectLink());
     const state = url.searchParams.get('state')!;
@@ -229,6 +241,17 @@ describe('connecting LinkedIn', () => {
     expect(replayed.status).toBe(400);
     expect(await replayed.text()).toContain('used already');
     expect((await integrations()).length).toBe(before + 1);
+  });
+
+  it('a link asked for by a user no longer a member of the workspace connects nothing', async () => {
+    const elsewhere = await service.workspace();
+    const answer = await call(`${service.api}/integrations/connect`, { method: 'POST', key: elsewhere.apiKey, body: { platform: 'LINKEDIN' } });
+    fake.signInAs(fake.addMember('Removed Member'));
+    await sql`DELETE FROM memberships WHERE organization_id = ${elsewhere.workspaceId} AND user_id = ${elsewhere.userId}`;
+    const page = await consent(answer.json.redirectUrl);
+    expect(page.status).toBe(400);
+    expect(page.html).toContain('no longer a member of the workspace');
+    expect(await sql`SELECT 1 FROM integrations WHERE organization_id = ${elsewhere.workspaceId}`).toHaveLength(0);
   });
 
   it('without LINKEDIN_CLIENT_ID connect answers a clear 400; an unknown platform names the ones that can be connected', async () => {
@@ -310,6 +333,32 @@ describe('publishing to LinkedIn', () => {
     expect(postsBy(pageUrn).filter((post) => post.text === 'Made, answer lost')).toHaveLength(1);
   });
 
+  it('a 429 then a lost answer: the lost answer is still retried once, and the duplicate answer then says probably published', async () => {
+    fake.failNext('posts', { status: 429 });
+    fake.failNext('posts', 'drop');
+    const id = await createPost({ content: 'Limited, then lost' }, [pageChannel]);
+    await until(() => scheduleState(id), (s) => s.retryCount === 1);
+    await retryNow(id);
+    const waiting = await until(() => scheduleState(id), (s) => s.retryCount === 2);
+    expect(waiting).toMatchObject({ status: 'SCHEDULED', retryCount: 2 });
+    await retryNow(id);
+    const failed = await settled(id);
+    expect(failed).toMatchObject({ status: 'FAILED', failureDetail: { status: 422, platformCode: 'DUPLICATE_POST' } });
+    expect(failed.failureReason).toContain('probably published it');
+    expect(postsBy(pageUrn).filter((post) => post.text === 'Limited, then lost')).toHaveLength(1);
+  });
+
+  it('a 429 then LinkedIn\'s duplicate answer: a real duplicate (nothing was sent before), said as such', async () => {
+    expect((await settled(await createPost({ content: 'Said before' }, [pageChannel]))).status).toBe('PUBLISHED');
+    fake.failNext('posts', { status: 429 });
+    const id = await createPost({ content: 'Said before' }, [pageChannel]);
+    await until(() => scheduleState(id), (s) => s.retryCount === 1);
+    await retryNow(id);
+    const failed = await settled(id);
+    expect(failed).toMatchObject({ status: 'FAILED', failureDetail: { status: 422 } });
+    expect(failed.failureReason).toContain('change the text to post it again');
+  });
+
   it('a schedule left PUBLISHING by a worker killed after LinkedIn made the post is recovered without a second post', async () => {
     const scheduledAt = new Date(Date.now() + 3_600_000).toISOString();
     const created = await rest('/posts', {
@@ -321,12 +370,77 @@ describe('publishing to LinkedIn', () => {
     // As a worker killed between LinkedIn's 201 and writing the status leaves it: the post on LinkedIn, the schedule PUBLISHING.
     fake.posts.set('urn:li:share:1', { urn: 'urn:li:share:1', author: pageUrn, commentary: 'Made, then the worker died', text: 'Made, then the worker died', visibility: 'PUBLIC', comments: [] });
     await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${id}`})`;
-    // It was due when the worker took it (a claim only takes a due schedule).
-    await sql`UPDATE schedules SET status = 'PUBLISHING', scheduled_at = now() - interval '2 minutes', last_attempt = now() - interval '1 minute' WHERE id = ${id}`;
+    // It was due when the worker took it (a claim only takes a due schedule), and its post was sent.
+    await sql`UPDATE schedules SET status = 'PUBLISHING', scheduled_at = now() - interval '2 minutes', post_sent_at = now(), last_attempt = now() - interval '1 minute' WHERE id = ${id}`;
     const recovered = await settled(id);
     expect(recovered).toMatchObject({ status: 'FAILED', platformPostId: null });
     expect(recovered.failureReason).toContain('probably published it');
     expect(postsBy(pageUrn).filter((post) => post.text === 'Made, then the worker died')).toHaveLength(1);
+  });
+
+  it('a first comment whose answer was lost is never sent again: PUBLISHED, with a reason saying it may or may not be there', async () => {
+    fake.failNext('comments', 'drop');
+    const id = await createPost({ content: 'Post with a comment whose answer is lost', firstComment: 'Said once' }, [pageChannel]);
+    const published = await settled(id);
+    expect(published).toMatchObject({ status: 'PUBLISHED', retryCount: 0, failureDetail: { status: null, platformMessage: expect.any(String), raw: expect.any(String) } });
+    expect(published.failureReason).toMatch(/^Published; its first comment may or may not be there: it was sent and no answer settled it \(LinkedIn did not answer\), and LinkedIn cannot be asked/);
+    // What the user reads: the schedule is published, with the note.
+    const [row] = await sql<{ postId: string }[]>`SELECT post_id FROM schedules WHERE id = ${id}`;
+    const seen = await rest(`/posts/${row!.postId}`);
+    expect(seen.json.schedules).toMatchObject([{ id, status: 'PUBLISHED', failureReason: published.failureReason }]);
+    const [post] = postsBy(pageUrn).filter((p) => p.text === 'Post with a comment whose answer is lost');
+    expect(post!.comments.map((comment) => comment.text)).toEqual(['Said once']);
+    // Nothing queued to send it again.
+    expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${`publish-schedule:${id}`}`).toHaveLength(0);
+  });
+
+  it('a first comment LinkedIn refused with 429 is sent on the retry, under the same post', async () => {
+    fake.failNext('comments', { status: 429 });
+    const id = await createPost({ content: 'Post whose comment was rate limited', firstComment: 'After the wait' }, [pageChannel]);
+    const waiting = await until(() => scheduleState(id), (s) => s.retryCount === 1);
+    expect(waiting).toMatchObject({ status: 'SCHEDULED', platformPostId: expect.stringMatching(/^urn:li:share:/) });
+    await retryNow(id);
+    expect(await settled(id)).toMatchObject({ status: 'PUBLISHED', failureReason: null, failureDetail: null });
+    const posts = postsBy(pageUrn).filter((p) => p.text === 'Post whose comment was rate limited');
+    expect(posts).toHaveLength(1);
+    expect(posts[0]!.comments.map((comment) => comment.text)).toEqual(['After the wait']);
+  });
+
+  it('a worker killed after sending the first comment: recovered as PUBLISHED with the note, the comment not sent again', async () => {
+    const scheduledAt = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await rest('/posts', {
+      method: 'POST',
+      body: { rows: [{ content: 'Commented, then the worker died', firstComment: 'Maybe there', scheduledAt }], shared: { selectedIntegrations: [pageChannel] }, postAction: 'SCHEDULED_TIME' },
+    });
+    const [schedule] = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId}`;
+    const id = schedule!.id;
+    // As a worker killed between sending the comment and LinkedIn's answer leaves it: post confirmed, comment sent.
+    const urn = 'urn:li:share:2';
+    fake.posts.set(urn, { urn, author: pageUrn, commentary: 'Commented, then the worker died', text: 'Commented, then the worker died', visibility: 'PUBLIC', comments: [] });
+    await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${id}`})`;
+    // It was due when the worker took it (a claim only takes a due schedule).
+    await sql`UPDATE schedules SET status = 'PUBLISHING', platform_post_id = ${urn}, release_url = 'x', first_comment_sent_at = now(),
+      scheduled_at = now() - interval '2 minutes', last_attempt = now() - interval '1 minute' WHERE id = ${id}`;
+    const recovered = await settled(id);
+    expect(recovered).toMatchObject({ status: 'PUBLISHED', platformPostId: urn });
+    expect(recovered.failureReason).toContain('an earlier attempt sent it and its answer was lost');
+    expect(fake.posts.get(urn)!.comments).toEqual([]);
+    expect(fake.requests.filter((request) => request.includes(encodeURIComponent(urn)))).toEqual([]);
+  });
+
+  it('a LinkedIn-Version LinkedIn no longer serves fails the schedule saying to set LINKEDIN_VERSION, nothing posted', async () => {
+    const { linkedin } = service.service.core.app.config;
+    const version = linkedin.version;
+    linkedin.version = '202301';
+    let failed: ScheduleState;
+    try {
+      failed = await settled(await createPost({ content: 'With an old API version' }, [pageChannel]));
+    } finally {
+      linkedin.version = version;
+    }
+    expect(failed).toMatchObject({ status: 'FAILED', retryCount: 0, failureDetail: { status: 426, platformCode: 'NONEXISTENT_VERSION' } });
+    expect(failed.failureReason).toMatch(/^LinkedIn does not serve API version 202301 \(LINKEDIN_VERSION\): the operator must set a recent one/);
+    expect(postsBy(pageUrn).filter((post) => post.text === 'With an old API version')).toHaveLength(0);
   });
 
   it('settings.visibility CONNECTIONS keeps a member\'s post to its connections', async () => {
@@ -426,6 +540,17 @@ describe('LinkedIn token health', () => {
     const failed = await settled(await createPost({ content: 'After revocation' }, [id]));
     expect(failed).toMatchObject({ status: 'FAILED' });
     expect(failed.failureReason).toContain('reconnect the channel');
+    expect(postsBy(`urn:li:person:${member.sub}`)).toHaveLength(0);
+  });
+
+  it('credentials this ENCRYPTION_KEY cannot read: due schedules fail saying so, the channel says CREDENTIALS_UNREADABLE', async () => {
+    const member = fake.addMember('Adele Goldberg');
+    const id = await connect(member);
+    await sql`UPDATE integrations SET credentials = ${Buffer.from('sealed under another key')} WHERE id = ${id}`;
+    const failed = await settled(await createPost({ content: 'Under another key' }, [id]));
+    expect(failed).toMatchObject({ status: 'FAILED' });
+    expect(failed.failureReason).toContain('cannot be read with this ENCRYPTION_KEY');
+    expect((await integrations()).find((i: any) => i.id === id)).toMatchObject({ tokenStatus: 'REVOKED', connectionErrorCode: 'CREDENTIALS_UNREADABLE' });
     expect(postsBy(`urn:li:person:${member.sub}`)).toHaveLength(0);
   });
 

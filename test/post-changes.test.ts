@@ -34,7 +34,8 @@ const scheduleOn = (post: any, integrationId: string) => post.schedules.find((s:
 
 describe('PATCH /posts/{id}', () => {
   it('changes the content of the post and of the schedules that publish it, not of overrides, thread parts or published ones', async () => {
-    const post = await create({ content: 'Old', thread: [{ content: 'Part' }], overrides: [{ integrationId: linkedin, content: 'Own' }] });
+    const post = await create({ content: 'Old', overrides: [{ integrationId: linkedin, content: 'Own' }] });
+    const thread = await create({ content: 'Old', thread: [{ content: 'Part' }] }, 'SCHEDULED_TIME', [bluesky]);
     const [third] = (await create({ content: 'Old too' }, 'SCHEDULED_TIME', [bluesky])).schedules;
     expect(third).toBeDefined();
     const answer = await patch(post.id, { content: 'New', isEvergreen: true });
@@ -45,7 +46,9 @@ describe('PATCH /posts/{id}', () => {
     expect(after.isEvergreen).toBe(true);
     expect(scheduleOn(after, bluesky).scheduledContent).toBe('New');
     expect(scheduleOn(after, linkedin).scheduledContent).toBe('Own');
-    expect(after.schedules.filter((s: any) => s.threadOrder === 1).map((s: any) => s.scheduledContent)).toEqual(['Part', 'Part']);
+    expect((await patch(thread.id, { content: 'New' })).status).toBe(200);
+    const threadAfter = (await rest(`/posts/${thread.id}`)).json;
+    expect(threadAfter.schedules.map((s: any) => [s.threadOrder, s.scheduledContent])).toEqual([[0, 'New'], [1, 'Part']]);
 
     await sql`UPDATE schedules SET status = 'PUBLISHED' WHERE id = ${scheduleOn(after, bluesky).id}`;
     const again = await patch(post.id, { content: 'Newer' });
@@ -55,6 +58,9 @@ describe('PATCH /posts/{id}', () => {
 
   it('checks new text against every channel it reaches, and changes nothing when one refuses it', async () => {
     const post = await create({ content: 'Short' });
+    const linkedinOnly = await create({ content: 'Short' }, 'SCHEDULED_TIME', [linkedin]);
+    const longComment = await patch(linkedinOnly.id, { firstComment: 'c'.repeat(1251) });
+    expect(longComment.json).toEqual({ code: 'CONTENT_TOO_LONG', message: 'body.firstComment for "In" (LINKEDIN): 1251 characters in a comment; LinkedIn allows at most 1250' });
     const tooLong = await patch(post.id, { content: '👩‍👩‍👧'.repeat(301), isEvergreen: true });
     expect(tooLong.status).toBe(400);
     expect(tooLong.json).toEqual({ code: 'CONTENT_TOO_LONG', message: expect.stringMatching(/^body\.content for "Sky" \(BLUESKY\): 301 graphemes; Bluesky allows at most 300/) });
@@ -103,6 +109,36 @@ describe('PATCH /posts/{id}', () => {
     for (const s of after.schedules) expect(keys).toContain(`publish-schedule:${s.id}`);
   });
 
+  it('LinkedIn has no threads: a thread part written before that rule is neither changed nor made live, over REST and MCP', async () => {
+    // As a thread part on LinkedIn written before createPost refused them (a draft): inserted as such.
+    const post = await create({ content: 'Root' }, 'DRAFT', [linkedin]);
+    const root = scheduleOn(post, linkedin);
+    const [part] = await sql<{ id: string }[]>`
+      INSERT INTO schedules (organization_id, post_id, integration_id, status, scheduled_content, thread_root_schedule_id, thread_order)
+      SELECT organization_id, post_id, integration_id, 'DRAFT', 'Old part', id, 1 FROM schedules WHERE id = ${root.id} RETURNING id`;
+    const edit = await patch(post.id, { content: 'New root', schedules: [{ id: part!.id, content: 'New part' }] });
+    expect(edit.status).toBe(400);
+    expect(edit.json).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'body.schedules[0] (thread part 1) for "In" (LINKEDIN): LinkedIn has no threads; publish each part as a post of its own, or leave this channel out',
+    });
+    const live = await call(`${service.base}/mcp`, {
+      method: 'POST',
+      key: ws.apiKey,
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'updatePost', arguments: { id: post.id, postAction: 'PUBLISH_NOW' } } },
+    });
+    expect(live.json.result.isError).toBe(true);
+    expect(JSON.parse(live.json.result.content[0].text)).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'body.postAction (thread part 1) for "In" (LINKEDIN): LinkedIn has no threads; publish each part as a post of its own, or leave this channel out',
+    });
+    const after = (await rest(`/posts/${post.id}`)).json;
+    expect(after.schedules.map((s: any) => [s.status, s.scheduledContent])).toEqual([['DRAFT', 'Root'], ['DRAFT', 'Old part']]);
+    // Once the part is deleted, the post goes live.
+    expect((await rest(`/schedules/${part!.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await patch(post.id, { postAction: 'PUBLISH_NOW' })).json.message).toBe('Post updated; 1 draft schedule made live');
+  });
+
   it('answers 404 to another workspace and for a schedule of another post, over REST and MCP', async () => {
     const post = await create({ content: 'Mine' });
     const elsewhere = await create({ content: 'Other post' });
@@ -120,7 +156,7 @@ describe('PATCH /posts/{id}', () => {
 
 describe('DELETE /posts/{id}', () => {
   it('removes the post, its schedules and their queued jobs', async () => {
-    const post = await create({ content: 'Doomed', thread: [{ content: 'Part' }] });
+    const post = await create({ content: 'Doomed', thread: [{ content: 'Part' }] }, 'SCHEDULED_TIME', [bluesky]);
     const ids: string[] = post.schedules.map((s: any) => s.id);
     expect(await jobKeys()).toContain(`publish-schedule:${scheduleOn(post, bluesky).id}`);
     const answer = await rest(`/posts/${post.id}`, { method: 'DELETE', body: {} });

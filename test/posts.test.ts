@@ -141,49 +141,56 @@ describe('POST /posts', () => {
   });
 
   it('threads: one schedule per part and channel, pointing at the first, one job per thread; first comment and overrides per channel', async () => {
-    const answer = await create(ws, {
-      rows: [
-        {
-          content: 'Root',
-          firstComment: 'Link in here',
-          thread: [{ content: 'Part 1' }, { content: 'Part 2' }],
-          overrides: [{ integrationId: pro, content: 'Root, said the LinkedIn way', settings: { visibility: 'PUBLIC', snake_key: { nested_key: [1, 'two'] } } }],
-        },
-      ],
-      shared: { selectedIntegrations: [sky, pro] },
-      postAction: 'SCHEDULED_TIME',
-    }).catch(() => null);
+    const sky2 = (await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Sky two' })).id as string;
+    const row = {
+      content: 'Root',
+      firstComment: 'Link in here',
+      thread: [{ content: 'Part 1' }, { content: 'Part 2' }],
+      overrides: [{ integrationId: sky2, content: 'Root, said the other way', settings: { langs: ['fr'], snake_key: { nested_key: [1, 'two'] } } }],
+    };
+    const answer = await create(ws, { rows: [row], shared: { selectedIntegrations: [sky, sky2] }, postAction: 'SCHEDULED_TIME' }).catch(() => null);
     expect(answer!.status).toBe(400); // no scheduledAt: nothing created
-    const created = await create(ws, {
-      rows: [
-        {
-          content: 'Root',
-          scheduledAt: future(5),
-          firstComment: 'Link in here',
-          thread: [{ content: 'Part 1' }, { content: 'Part 2' }],
-          overrides: [{ integrationId: pro, content: 'Root, said the LinkedIn way', settings: { visibility: 'PUBLIC', snake_key: { nested_key: [1, 'two'] } } }],
-          media: [],
-        },
-      ],
-      shared: { selectedIntegrations: [sky, pro] },
-      postAction: 'SCHEDULED_TIME',
-    });
+    const created = await create(ws, { rows: [{ ...row, scheduledAt: future(5), media: [] }], shared: { selectedIntegrations: [sky, sky2] }, postAction: 'SCHEDULED_TIME' });
     expect(created.status).toBe(201);
     expect(created.json.scheduleCount).toBe(6);
     const post = (await get(ws, `/posts/${created.json.postId}`)).json;
     expectDeclared('getPost', post);
-    const rows = post.schedules.map((s: any) => [s.integration.platform, s.threadOrder, s.scheduledContent, s.firstComment, s.settings]);
-    expect(rows).toEqual([
-      ['BLUESKY', 0, 'Root', 'Link in here', {}],
-      ['BLUESKY', 1, 'Part 1', null, {}],
-      ['BLUESKY', 2, 'Part 2', null, {}],
-      ['LINKEDIN', 0, 'Root, said the LinkedIn way', 'Link in here', { visibility: 'PUBLIC', snake_key: { nested_key: [1, 'two'] } }],
-      ['LINKEDIN', 1, 'Part 1', null, {}],
-      ['LINKEDIN', 2, 'Part 2', null, {}],
+    const rows = post.schedules.map((s: any) => [s.integration.name, s.threadOrder, s.scheduledContent, s.firstComment, s.settings]);
+    const mine = (name: string) => rows.filter((r: any[]) => r[0] === name);
+    expect(mine('Sky')).toEqual([
+      ['Sky', 0, 'Root', 'Link in here', {}],
+      ['Sky', 1, 'Part 1', null, {}],
+      ['Sky', 2, 'Part 2', null, {}],
     ]);
-    const [skyRoot, , , proRoot] = post.schedules;
-    expect(post.schedules.map((s: any) => s.threadRootScheduleId)).toEqual([null, skyRoot.id, skyRoot.id, null, proRoot.id, proRoot.id]);
-    expect((await jobsOf(post.schedules.map((s: any) => s.id))).map((job) => job.payload.scheduleId).sort()).toEqual([skyRoot.id, proRoot.id].sort());
+    expect(mine('Sky two')).toEqual([
+      ['Sky two', 0, 'Root, said the other way', 'Link in here', { langs: ['fr'], snake_key: { nested_key: [1, 'two'] } }],
+      ['Sky two', 1, 'Part 1', null, {}],
+      ['Sky two', 2, 'Part 2', null, {}],
+    ]);
+    const roots = post.schedules.filter((s: any) => s.threadOrder === 0);
+    for (const root of roots) {
+      expect(post.schedules.filter((s: any) => s.threadRootScheduleId === root.id).map((s: any) => s.threadOrder)).toEqual([1, 2]);
+    }
+    expect((await jobsOf(post.schedules.map((s: any) => s.id))).map((job) => job.payload.scheduleId).sort()).toEqual(roots.map((r: any) => r.id).sort());
+  });
+
+  it('LinkedIn has no threads: a row with thread parts for a LinkedIn channel is refused, drafts too, and nothing is created', async () => {
+    const before = (await get(ws, '/posts?limit=100')).json.pageInfo.total;
+    for (const postAction of ['DRAFT', 'PUBLISH_NOW']) {
+      const answer = await create(ws, {
+        rows: [{ content: 'One' }, { content: 'Two', thread: [{ content: 'Two, continued' }] }],
+        shared: { selectedIntegrations: [sky, pro] },
+        postAction,
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.json).toEqual({
+        code: 'VALIDATION_ERROR',
+        message: 'rows[1].thread for "Pro" (LINKEDIN): LinkedIn has no threads; publish each part as a post of its own, or leave this channel out',
+      });
+    }
+    expect((await get(ws, '/posts?limit=100')).json.pageInfo.total).toBe(before);
+    // An empty thread is no thread; a first comment is LinkedIn's way of adding to a post.
+    expect((await create(ws, { rows: [{ content: 'Fine', thread: [], firstComment: 'More' }], shared: { selectedIntegrations: [pro] }, postAction: 'DRAFT' })).status).toBe(201);
   });
 
   it('refuses overrides of channels not selected, channels listed twice, and malformed media ids', async () => {
@@ -277,6 +284,12 @@ describe('platform rules', () => {
     expect((await draft('x'.repeat(3000), pro)).status).toBe(201);
     expect((await draft('x'.repeat(3001), pro)).json.message).toBe('rows[0].content for "Pro" (LINKEDIN): 3001 characters; LinkedIn allows at most 3000');
     expect((await draft('👍'.repeat(1501), pro)).json.message).toContain('3002 characters');
+    // A first comment: 1250, LinkedIn's comment box.
+    expect((await draft('ok', pro, { firstComment: 'c'.repeat(1250) })).status).toBe(201);
+    expect((await draft('ok', pro, { firstComment: 'c'.repeat(1251) })).json).toEqual({
+      code: 'CONTENT_TOO_LONG',
+      message: 'rows[0].firstComment for "Pro" (LINKEDIN): 1251 characters in a comment; LinkedIn allows at most 1250',
+    });
   });
 
   it('checks thread parts, first comments and overrides against each channel', async () => {
@@ -315,7 +328,8 @@ describe('subscription and quota', () => {
     await setWorkspacePlan(db, ws.workspaceId, 'tiny');
     // Drafts are free; thread parts are replies, not posts.
     expect((await create(ws, { rows: [{ content: 'd' }, { content: 'd' }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'DRAFT' })).status).toBe(201);
-    expect((await create(ws, { rows: [{ content: 'a', thread: [{ content: 'b' }, { content: 'c' }] }], shared: { selectedIntegrations: [sky, pro] } })).status).toBe(201);
+    expect((await create(ws, { rows: [{ content: 'a', thread: [{ content: 'b' }, { content: 'c' }] }], shared: { selectedIntegrations: [sky] } })).status).toBe(201);
+    expect((await create(ws, { rows: [{ content: 'a' }], shared: { selectedIntegrations: [pro] } })).status).toBe(201);
     const linkedInSpent = await create(ws, { rows: [{ content: 'again' }], shared: { selectedIntegrations: [sky, pro] } });
     expect(linkedInSpent.status).toBe(403);
     const now = new Date();
@@ -408,8 +422,9 @@ describe('over MCP', () => {
   let client: Client;
   let ws: Workspace;
   let sky: string;
+  let pro: string;
   beforeAll(async () => {
-    ({ ws, sky } = await workspaceWithChannels({ plan: 'business' }));
+    ({ ws, sky, pro } = await workspaceWithChannels({ plan: 'business' }));
     client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${service.base}/mcp`), { requestInit: { headers: { 'x-api-key': ws.apiKey } } }));
   });
@@ -431,6 +446,15 @@ describe('over MCP', () => {
     const tooLong = await client.callTool({ name: 'createPost', arguments: { rows: [{ content: '👍'.repeat(301) }], shared: { selectedIntegrations: [sky] } } });
     expect(tooLong.isError).toBe(true);
     expect(JSON.parse((tooLong.content as { text: string }[])[0]!.text)).toEqual({ code: 'CONTENT_TOO_LONG', message: 'rows[0].content for "Sky" (BLUESKY): 301 graphemes; Bluesky allows at most 300' });
+    const thread = await client.callTool({
+      name: 'createPost',
+      arguments: { rows: [{ content: 'Root', thread: [{ content: 'Part' }] }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'DRAFT' },
+    });
+    expect(thread.isError).toBe(true);
+    expect(JSON.parse((thread.content as { text: string }[])[0]!.text)).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'rows[0].thread for "Pro" (LINKEDIN): LinkedIn has no threads; publish each part as a post of its own, or leave this channel out',
+    });
     const stringLimit = await client.callTool({ name: 'listPosts', arguments: { limit: '5' } });
     expect(JSON.parse((stringLimit.content as { text: string }[])[0]!.text).code).toBe('VALIDATION_ERROR');
   });

@@ -8,7 +8,7 @@ import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
 import type { ScheduleStatus } from './post.js';
 import { imagesOf, mediaList, missingMedia, setAttachments } from './attachments.js';
-import { contentTooLong, count, mediaRuleViolated, spendQuotas } from './refusals.js';
+import { contentTooLong, count, mediaRuleViolated, spendQuotas, threadRefused } from './refusals.js';
 import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
 
 const MAX_TEXT = 100_000;
@@ -36,7 +36,7 @@ const Row = z.strictObject({
     .meta({
       description:
         'Follow-up parts, published in order as replies under the post: on each channel, schedules with `threadRootScheduleId` ' +
-        '(the post\'s schedule there) and `threadOrder` 1, 2...',
+        '(the post\'s schedule there) and `threadOrder` 1, 2... Not for platforms without threads (LinkedIn): 400 VALIDATION_ERROR.',
     }),
   overrides: z
     .array(z.strictObject({ integrationId: uuid, content: content.optional(), settings: settings.optional() }))
@@ -83,7 +83,9 @@ export default defineOperation({
     'Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel\'s',
     'platform, one post per row and channel (thread parts are replies, not posts; 403 POST_QUOTA_EXCEEDED when spent). Content,',
     'overrides, thread parts and first comments must fit each channel\'s platform (400 CONTENT_TOO_LONG): Bluesky 300 graphemes and',
-    '3000 bytes of UTF-8, LinkedIn 3000 characters. Ids of integrations or tags that are not this workspace\'s answer 404 NOT_FOUND.',
+    '3000 bytes of UTF-8, LinkedIn 3000 characters (1250 in a first comment). LinkedIn has no threads: a row with `thread` parts for a LinkedIn channel answers',
+    '400 VALIDATION_ERROR naming the row, the channel and the rule (drafts too). Ids of integrations or tags that are not this',
+    'workspace\'s answer 404 NOT_FOUND.',
     'A channel still waiting for account selection (connectStatus PENDING_SELECTION) takes only drafts (409 INVALID_STATE).',
     'Media (`rows[].media`, from completed uploads) must fit each channel\'s platform too (400 MEDIA_RULE_VIOLATED); it is published',
     'with the post, not with its thread parts or first comment.',
@@ -141,8 +143,10 @@ export default defineOperation({
       }
       for (const [rowIndex, row] of rows.entries()) {
         for (const channel of channels) {
+          const noThreads = row.thread?.length ? threadRefused(`rows[${rowIndex}].thread`, channel!) : undefined;
+          if (noThreads) fail('VALIDATION_ERROR', noThreads);
           for (const [field, value] of textsFor(row, channel!.id)) {
-            const refusal = contentTooLong(`rows[${rowIndex}].${field}`, channel!, value);
+            const refusal = contentTooLong(`rows[${rowIndex}].${field}`, channel!, value, field === 'firstComment' ? 'comment' : 'post');
             if (refusal) fail('CONTENT_TOO_LONG', refusal);
           }
           const violation = mediaRuleViolated(`rows[${rowIndex}].media`, channel!, images[rowIndex]!);

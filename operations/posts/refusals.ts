@@ -8,8 +8,8 @@ export function count(n: number, noun: string): string {
 }
 
 /** Why a channel's platform refuses `text` (CONTENT_TOO_LONG): the field, the channel, the length found and the limit. */
-export function contentTooLong(field: string, channel: { name: string; platform: Platform }, text: string): string | undefined {
-  const found = platforms[channel.platform].checkText(text);
+export function contentTooLong(field: string, channel: { name: string; platform: Platform }, text: string, as: 'post' | 'comment' = 'post'): string | undefined {
+  const found = platforms[channel.platform].checkText(text, as);
   if (!found) return undefined;
   return `${field} for "${channel.name}" (${channel.platform}): ${found.length} ${found.unit}; ${platforms[channel.platform].label} allows at most ${found.limit}`;
 }
@@ -19,6 +19,16 @@ export function mediaRuleViolated(field: string, channel: { name: string; platfo
   if (images.length === 0) return undefined;
   const broken = platforms[channel.platform].checkMedia(images);
   return broken ? `${field} for "${channel.name}" (${channel.platform}): ${broken}` : undefined;
+}
+
+/**
+ * Why a channel's platform refuses thread parts (VALIDATION_ERROR: the contract has no closer code), or undefined: the
+ * field, the channel and the rule, as contentTooLong names them.
+ */
+export function threadRefused(field: string, channel: { name: string; platform: Platform }): string | undefined {
+  const { label, threads } = platforms[channel.platform];
+  if (threads) return undefined;
+  return `${field} for "${channel.name}" (${channel.platform}): ${label} has no threads; publish each part as a post of its own, or leave this channel out`;
 }
 
 /**

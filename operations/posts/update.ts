@@ -8,7 +8,7 @@ import { enqueuePublish } from '../../src/worker/jobs.js';
 import { content, settings } from './create.js';
 import type { ScheduleStatus } from './post.js';
 import { imagesOf, mediaList, missingMedia, setAttachments } from './attachments.js';
-import { contentTooLong, mediaRuleViolated, spendQuotas } from './refusals.js';
+import { contentTooLong, mediaRuleViolated, spendQuotas, threadRefused } from './refusals.js';
 import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
 
 interface LockedSchedule {
@@ -45,7 +45,8 @@ export default defineOperation({
     '  or `NEXT_WINDOW`; it needs an active subscription (402) and spends the monthly quota (403).',
     '',
     'Every new text is checked against each affected channel\'s platform (400 CONTENT_TOO_LONG, naming the field, channel and',
-    'limit). All or nothing.',
+    'limit). A platform without threads (LinkedIn) refuses a change to a thread part and making thread parts live (400',
+    'VALIDATION_ERROR, naming the field, channel and rule): delete such a part (DELETE /schedules/{id}). All or nothing.',
   ].join('\n'),
   input: {
     path: z.object({ id: uuid }),
@@ -79,8 +80,8 @@ export default defineOperation({
         FROM schedules s JOIN integrations i ON i.id = s.integration_id
         WHERE s.post_id = ${id} ORDER BY i.id, s.thread_order FOR NO KEY UPDATE OF s`;
       const roots = schedules.filter((schedule) => schedule.threadOrder === 0);
-      const check = (field: string, text: string, schedule: LockedSchedule) => {
-        const refusal = contentTooLong(field, schedule, text);
+      const check = (field: string, text: string, schedule: LockedSchedule, as: 'post' | 'comment' = 'post') => {
+        const refusal = contentTooLong(field, schedule, text, as);
         if (refusal) fail('CONTENT_TOO_LONG', refusal);
       };
 
@@ -89,12 +90,14 @@ export default defineOperation({
         const schedule = schedules.find((candidate) => candidate.id === edit.id);
         if (!schedule) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: body.schedules[${index}].id is not a schedule of this post`);
         if (!editable(schedule)) return fail('INVALID_STATE', `body.schedules[${index}]: the schedule is ${schedule.status}; it cannot be changed`);
+        const noThreads = schedule.threadOrder > 0 ? threadRefused(`body.schedules[${index}] (thread part ${schedule.threadOrder})`, schedule) : undefined;
+        if (noThreads) return fail('VALIDATION_ERROR', noThreads);
         if (edit.content !== undefined) check(`body.schedules[${index}].content`, edit.content, schedule);
         updates.push(edit);
       }
       const following = change.content === undefined ? [] : roots.filter((root) => editable(root) && root.scheduledContent === post.content);
       for (const root of following) check('body.content', change.content!, root);
-      if (typeof change.firstComment === 'string') for (const root of roots.filter(editable)) check('body.firstComment', change.firstComment, root);
+      if (typeof change.firstComment === 'string') for (const root of roots.filter(editable)) check('body.firstComment', change.firstComment, root, 'comment');
       if (change.tagIds) {
         const found = await tx<{ id: string }[]>`SELECT id FROM tags WHERE organization_id = ${auth.workspaceId} AND id = ANY(${change.tagIds}::uuid[])`;
         const missing = change.tagIds.findIndex((tagId) => !found.some((tag) => tag.id === tagId));
@@ -109,6 +112,9 @@ export default defineOperation({
           if (violation) fail('MEDIA_RULE_VIOLATED', violation);
         }
       }
+      // Thread parts on a platform without threads (written before such threads were refused) never go live.
+      const part = change.postAction ? schedules.find((s) => s.threadOrder > 0 && s.status === 'DRAFT' && threadRefused('', s)) : undefined;
+      if (part) return fail('VALIDATION_ERROR', threadRefused(`body.postAction (thread part ${part.threadOrder})`, part)!);
       const promoted = change.postAction ? await makeDraftsLive(tx, auth.workspaceId, roots, change.postAction, change.scheduledAt, fail) : 0;
 
       if (change.content !== undefined || change.isEvergreen !== undefined) {

@@ -296,6 +296,7 @@ const publisher: Publisher = {
 
 export const bluesky: PlatformRules = {
   label: 'Bluesky',
+  threads: true,
   checkText(text) {
     const length = countGraphemes(text);
     if (length > MAX_GRAPHEMES) return { limit: MAX_GRAPHEMES, length, unit: 'graphemes' };

@@ -32,8 +32,10 @@ export interface AttachedImage {
 export interface PlatformRules {
   /** How the platform is named to people. */
   label: string;
-  /** The first rule `text` breaks, or null when the platform accepts it. */
-  checkText(text: string): TooLong | null;
+  /** The first rule `text` breaks as a post, or as a first comment (`comment`), or null when the platform accepts it. */
+  checkText(text: string, as?: 'post' | 'comment'): TooLong | null;
+  /** Whether posts can have replies published under them as a thread (`thread` parts); LinkedIn has no threads. */
+  threads: boolean;
   /** The first rule the images of one post break, as a sentence naming the platform and the rule, or null. */
   checkMedia(images: AttachedImage[]): string | null;
   /** Absent while the platform cannot be connected yet. */

@@ -21,6 +21,11 @@ import {
  */
 
 const MAX_CHARACTERS = 3000;
+/** A comment's limit: LinkedIn's comment box takes 1,250 characters (its apps and API clients hold comments to it). */
+const MAX_COMMENT_CHARACTERS = 1250;
+/** Administrator roles asked for at a time, and the most organization pages a member's picker lists. */
+const ACL_PAGE = 100;
+const MAX_ORGANIZATIONS = 1000;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** A token this close to its expiry is refreshed (or reported expired) before a call rather than sent. */
 const EXPIRY_MARGIN_MS = 60_000;
@@ -123,6 +128,8 @@ async function call(method: string, path: string, { config, token, signal, send 
         authorization: `Bearer ${token}`,
         'linkedin-version': config.version,
         'x-restli-protocol-version': '2.0.0',
+        // Rest.li names the method of a delete in a header too (the Posts API's "Delete Posts").
+        ...(method === 'DELETE' ? { 'x-restli-method': 'DELETE' } : {}),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -158,6 +165,11 @@ async function call(method: string, path: string, { config, token, signal, send 
     const failure = tokenFailure(parsed);
     const what = failure.tokenStatus === 'EXPIRED' ? 'has expired' : 'was revoked or is no longer valid';
     return Promise.reject(new PlatformError('credentials', `LinkedIn's access token for this channel ${what}: reconnect the channel`, detail, undefined, failure));
+  }
+  if (status === 426) {
+    // LinkedIn serves each monthly version about a year: this server's LINKEDIN_VERSION is no longer (or not yet) served.
+    const message = `LinkedIn does not serve API version ${config.version} (LINKEDIN_VERSION): the operator must set a recent one (YYYYMM); ${parsed.message ?? ''}`;
+    return Promise.reject(new PlatformError('permanent', message.replace(/; $/, ''), detail));
   }
   if (status === 422 && (parsed.code === 'DUPLICATE_POST' || /duplicate/i.test(parsed.message ?? ''))) {
     const message = mayExist
@@ -222,10 +234,15 @@ const oauthConnect: OAuthConnect = {
     // The granted scopes come back comma-separated; pages are listed only where the member granted reading them.
     const granted = new Set((tokens.scope ?? linkedin.scopes.join(' ')).split(/[\s,]+/));
     if (granted.has('r_organization_admin') && granted.has('w_organization_social')) {
-      const acls = (await (await call('GET', '/rest/organizationAcls?q=roleAssignee&role=ADMINISTRATOR&state=APPROVED', options)).json()) as {
-        elements: { organization: string }[];
-      };
-      for (const { organization } of acls.elements) {
+      // Paged as Rest.li pages (10 unless `count` says more): a page shorter than asked for is the last.
+      const organizations: string[] = [];
+      for (let start = 0; start < MAX_ORGANIZATIONS; start += ACL_PAGE) {
+        const path = `/rest/organizationAcls?q=roleAssignee&role=ADMINISTRATOR&state=APPROVED&start=${start}&count=${ACL_PAGE}`;
+        const { elements } = (await (await call('GET', path, options)).json()) as { elements: { organization: string }[] };
+        organizations.push(...elements.map((acl) => acl.organization));
+        if (elements.length < ACL_PAGE) break;
+      }
+      for (const organization of organizations) {
         const id = organization.split(':').at(-1)!;
         const page = (await (await call('GET', `/rest/organizations/${encodeURIComponent(id)}`, options)).json()) as { localizedName?: string };
         choices.push({ accountId: organization, name: page.localizedName ?? organization, image: null });
@@ -335,9 +352,12 @@ const MAX_ALT_TEXT = 4086;
 
 export const linkedin: PlatformRules = {
   label: 'LinkedIn',
-  checkText(text) {
+  // A post's replies are comments, which cannot carry a post of their own: a thread is refused when it is written.
+  threads: false,
+  checkText(text, as = 'post') {
     // Counted in UTF-16 code units, the strictest reading of LinkedIn's "3000 characters" (an emoji counts 2),
     // so text accepted here is never refused by LinkedIn for its length.
+    if (as === 'comment') return text.length > MAX_COMMENT_CHARACTERS ? { limit: MAX_COMMENT_CHARACTERS, length: text.length, unit: 'characters in a comment' } : null;
     return text.length > MAX_CHARACTERS ? { limit: MAX_CHARACTERS, length: text.length, unit: 'characters' } : null;
   },
   publisher,

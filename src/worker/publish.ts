@@ -2,7 +2,7 @@ import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Database, Sql } from '../db/index.js';
 import { markConnectionFailed, openAccount, type StoredIntegration } from '../accounts.js';
-import { PlatformError, type OutgoingImage, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
+import { PlatformError, type FailureDetail, type OutgoingImage, type OutgoingPost, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { PUBLISH_TASK } from './jobs.js';
 
@@ -17,9 +17,12 @@ import { PUBLISH_TASK } from './jobs.js';
  *   ones (content refused, credentials revoked) fail it at once, and the thread parts after it with it.
  * - A schedule left PUBLISHING by a crashed worker is put back to SCHEDULED by recoverAbandoned, and its next attempt
  *   looks the record up before publishing anything.
- * - Where the platform cannot be asked (an account without `lookUp`, LinkedIn), an unknown outcome is retried once only:
- *   the retry is sent with `mayExist`, and the platform's refusal of a duplicate fails the schedule saying the post is
- *   probably live. A post the platform confirmed earlier (its id stored) is never sent again.
+ * - Where the platform cannot be asked (an account without `lookUp`, LinkedIn), every send is marked first
+ *   (post_sent_at, first_comment_sent_at; cleared when the platform refused it, so nothing was written). A post sent
+ *   with no answer is retried once only: the retry is sent with `mayExist`, and the platform's refusal of a duplicate
+ *   fails the schedule saying the post is probably live. A post the platform confirmed earlier (its id stored) is never
+ *   sent again. A first comment is sent at most once: when its answer is lost, or the worker stopped after sending it,
+ *   the schedule is PUBLISHED (the post is live) with a failureReason saying the comment may or may not be there.
  */
 
 export const MAX_RETRIES = 3;
@@ -51,6 +54,10 @@ interface Claimed {
   tokenStatus: string;
   connectStatus: string;
   credentials: Buffer | null;
+  /** Set when an attempt sent the post to a platform that cannot be asked, and no answer settled it (see sendMarked). */
+  postSentAt: Date | null;
+  /** The same for the first comment. */
+  firstCommentSentAt: Date | null;
 }
 
 export function publishScheduleTask(app: AppContext): Task {
@@ -68,7 +75,7 @@ async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefin
     -- Due, too: a job taken just before a reschedule moved its schedule later must leave it to the new job.
     WHERE s.id = before.id AND s.status = 'SCHEDULED' AND s.scheduled_at <= now() AND i.id = s.integration_id
     RETURNING s.id, s.post_id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
-      s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url,
+      s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url, s.post_sent_at, s.first_comment_sent_at,
       EXISTS (SELECT 1 FROM schedules n WHERE n.thread_root_schedule_id = coalesce(s.thread_root_schedule_id, s.id)
         AND n.thread_order = s.thread_order + 1) AS has_next_part,
       i.platform, i.token_status, i.connect_status, i.credentials`;
@@ -103,7 +110,7 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
     }
     for (;;) {
       const replyTo = root && parent ? { root, parent } : undefined;
-      const published = await publishOne(app, account, schedule, replyTo);
+      const published = await publishOne(app, account, label, schedule, replyTo);
       root ??= published;
       parent = published;
       if (!schedule.hasNextPart) return;
@@ -118,29 +125,44 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
 }
 
 /** Publishes the schedule's post (and first comment), or finds them published by an earlier attempt. */
-async function publishOne(app: AppContext, account: PublishingAccount, schedule: Claimed, replyTo: { root: PublishedPost; parent: PublishedPost } | undefined) {
+async function publishOne(
+  app: AppContext,
+  account: PublishingAccount,
+  label: string,
+  schedule: Claimed,
+  replyTo: { root: PublishedPost; parent: PublishedPost } | undefined,
+) {
   const { db } = app;
   const key: PostKey = { scheduleId: schedule.id, createdAt: schedule.createdAt, kind: 'post' };
-  // Without lookUp, a retry may meet its own earlier post: the adapter reads a duplicate refusal as such.
-  const mayExist = !account.lookUp && schedule.previousAttempt !== null;
+  // Without lookUp, a retry after a send whose answer was lost may meet its own earlier post: the adapter reads a
+  // duplicate refusal as such.
+  const mayExist = !account.lookUp && schedule.postSentAt !== null;
   const confirmed = !account.lookUp && schedule.platformPostId ? { id: schedule.platformPostId, url: schedule.releaseUrl ?? '', ref: schedule.platformPostId } : null;
+  // The post's images (the thread's first post carries them), unless the platform confirmed it already.
+  const images = schedule.threadOrder === 0 && !confirmed ? await imagesOf(app, schedule.postId) : undefined;
+  const outgoing: OutgoingPost = { key, text: schedule.scheduledContent, settings: schedule.settings, replyTo, mayExist, images };
   const post =
     confirmed ||
     (schedule.previousAttempt && account.lookUp && (await account.lookUp(key))) ||
-    (await account.publish({
-      key,
-      text: schedule.scheduledContent,
-      settings: schedule.settings,
-      replyTo,
-      mayExist,
-      images: schedule.threadOrder === 0 ? await imagesOf(app, schedule.postId) : undefined,
-    }));
-  if (schedule.firstComment) {
-    // Stored the moment the platform confirms, before the first comment can fail.
+    (account.lookUp ? await account.publish(outgoing) : await sendMarked(app, schedule.id, 'post_sent_at', mayExist, () => account.publish(outgoing)));
+  // Stored the moment the platform confirms, before anything else can fail: what the first comment needs, and where the
+  // platform cannot be asked, what keeps a later attempt from sending the post again.
+  if (schedule.firstComment || !account.lookUp) {
     await db`UPDATE schedules SET platform_post_id = ${post.id}, release_url = ${post.url}, updated_at = now() WHERE id = ${schedule.id}`;
-    const commentKey: PostKey = { ...key, kind: 'firstComment' };
-    if (!(schedule.previousAttempt && account.lookUp && (await account.lookUp(commentKey)))) {
-      await account.publish({ key: commentKey, text: schedule.firstComment, settings: schedule.settings, replyTo: { root: replyTo?.root ?? post, parent: post }, mayExist });
+  }
+  let note: { reason: string; detail: FailureDetail } | null = null;
+  if (schedule.firstComment) {
+    const comment: OutgoingPost = {
+      key: { ...key, kind: 'firstComment' },
+      text: schedule.firstComment,
+      settings: schedule.settings,
+      replyTo: { root: replyTo?.root ?? post, parent: post },
+      mayExist,
+    };
+    if (account.lookUp) {
+      if (!(schedule.previousAttempt && (await account.lookUp(comment.key)))) await account.publish(comment);
+    } else {
+      note = await publishCommentOnce(app, account, label, schedule, comment);
     }
   }
   // One statement: the post's id and PUBLISHED, and the channel's last good check (written at most once a minute,
@@ -148,12 +170,66 @@ async function publishOne(app: AppContext, account: PublishingAccount, schedule:
   await db`
     WITH published AS (
       UPDATE schedules SET status = 'PUBLISHED', published_at = now(), platform_post_id = ${post.id}, release_url = ${post.url},
-        failure_reason = NULL, failure_detail = NULL, updated_at = now()
+        failure_reason = ${note?.reason ?? null}, failure_detail = ${note ? db.json(storedDetail(note.detail) as never) : null}, updated_at = now()
       WHERE id = ${schedule.id} AND status = 'PUBLISHING'
       RETURNING integration_id)
     UPDATE integrations SET last_validated_at = now()
     WHERE id IN (SELECT integration_id FROM published) AND (last_validated_at IS NULL OR last_validated_at < now() - interval '1 minute')`;
   return post;
+}
+
+/**
+ * The first comment on a platform that cannot be asked whether it exists: sent once at most. Answers null when it was
+ * published, or the note a PUBLISHED schedule carries when it may or may not be there (its answer lost now, or by an
+ * earlier attempt); throws the platform's refusal, after clearing the mark (nothing was written), for the usual retry.
+ */
+async function publishCommentOnce(
+  app: AppContext,
+  account: PublishingAccount,
+  label: string,
+  schedule: Claimed,
+  comment: OutgoingPost,
+): Promise<{ reason: string; detail: FailureDetail } | null> {
+  const maybe = (why: string, detail: FailureDetail) => ({
+    reason:
+      `Published; its first comment may or may not be there: ${why}, and ${label} cannot be asked whether it exists, so it was not ` +
+      'sent again. Check the post and add the comment by hand if it is missing',
+    detail,
+  });
+  if (schedule.firstCommentSentAt) {
+    return maybe('an earlier attempt sent it and its answer was lost (or the worker stopped)', noDetail);
+  }
+  try {
+    await sendMarked(app, schedule.id, 'first_comment_sent_at', false, () => account.publish(comment));
+    return null;
+  } catch (error) {
+    if (!(error instanceof PlatformError && error.kind === 'unknown')) throw error;
+    app.logger.warn('first comment outcome unknown; not sent again', { scheduleId: schedule.id, reason: error.message, status: error.detail.status });
+    return maybe(`it was sent and no answer settled it (${error.message})`, error.detail);
+  }
+}
+
+/**
+ * A send to a platform that cannot be asked, marked in `column` first: the mark stays when the outcome is unknown (or
+ * the worker stops), so a later attempt knows this may be there already; a refusal (nothing written) clears it, unless
+ * an earlier send had marked it (`marked`): that one may still be there.
+ */
+async function sendMarked<T>(
+  app: AppContext,
+  scheduleId: string,
+  column: 'post_sent_at' | 'first_comment_sent_at',
+  marked: boolean,
+  send: () => Promise<T>,
+): Promise<T> {
+  if (!marked) await app.db`UPDATE schedules SET ${app.db(column)} = now() WHERE id = ${scheduleId}`;
+  try {
+    return await send();
+  } catch (error) {
+    if (!marked && !(error instanceof PlatformError && error.kind === 'unknown')) {
+      await app.db`UPDATE schedules SET ${app.db(column)} = NULL WHERE id = ${scheduleId}`;
+    }
+    throw error;
+  }
 }
 
 /**
@@ -173,8 +249,9 @@ async function fail(app: AppContext, schedule: Claimed, error: PlatformError, si
     });
     return;
   }
-  const detail = app.db.json(error.detail as never);
-  const unknownAgain = error.kind === 'unknown' && !canLookUp && schedule.previousAttempt !== null;
+  const detail = app.db.json(storedDetail(error.detail) as never);
+  // Sent before with no answer (post_sent_at at claim time), and no answer again: not sent a third time.
+  const unknownAgain = error.kind === 'unknown' && !canLookUp && schedule.postSentAt !== null;
   const retry = (error.kind === 'transient' || error.kind === 'unknown') && schedule.retryCount < MAX_RETRIES && !unknownAgain;
   app.logger.warn(retry ? 'publish will be retried' : 'publish failed', {
     scheduleId: schedule.id,
@@ -235,7 +312,13 @@ async function keyOf(db: Database | Sql, scheduleId: string): Promise<PostKey> {
   return { scheduleId, createdAt: row!.createdAt, kind: 'post' };
 }
 
-const noDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
+const noDetail: FailureDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
+
+/** failureDetail as the Schedule declares it: `raw` (the platform's answer, often an object) as a JSON string. */
+const storedDetail = (detail: FailureDetail): FailureDetail => ({
+  ...detail,
+  raw: detail.raw === null || detail.raw === undefined || typeof detail.raw === 'string' ? (detail.raw ?? null) : JSON.stringify(detail.raw),
+});
 const permanent = (message: string) => new PlatformError('permanent', message, noDetail);
 
 /**

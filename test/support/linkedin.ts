@@ -307,8 +307,12 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
       { roleAssignee: assignee, state: 'REVOKED', role: 'ADMINISTRATOR', organization: 'urn:li:organization:1' },
       { roleAssignee: assignee, state: 'APPROVED', role: 'ANALYST', organization: 'urn:li:organization:2' },
     ];
-    const elements = all.filter((acl) => (!q.role || acl.role === q.role) && (!q.state || acl.state === q.state));
-    res.json({ paging: { start: 0, count: 10, total: elements.length, links: [] }, elements });
+    const matching = all.filter((acl) => (!q.role || acl.role === q.role) && (!q.state || acl.state === q.state));
+    // Rest.li paging: `start` (0) and `count` (10 unless asked).
+    const start = Number(q.start ?? 0);
+    const count = Number(q.count ?? 10);
+    if (!Number.isInteger(start) || start < 0 || !Number.isInteger(count) || count < 1) return restError(res, 400, 'start and count must be natural numbers', { code: 'ILLEGAL_ARGUMENT' });
+    res.json({ paging: { start, count, total: matching.length, links: [] }, elements: matching.slice(start, start + count) });
   });
 
   app.get('/rest/organizations/:id', versioned, (req, res) => {
@@ -354,6 +358,7 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
     if (unknownFields.length || typeof body.message?.text !== 'string' || body.object !== req.params.urn) {
       return restError(res, 422, 'A comment needs actor, object (the post commented on, as in the path) and message.text', { code: 'UNPROCESSABLE_ENTITY' });
     }
+    if (body.message.text.length > 1250) return restError(res, 422, 'message.text is longer than 1250 characters', { code: 'UNPROCESSABLE_ENTITY' });
     if (!mayActAs(token, res, body.actor, 'socialActions.comments.CREATE')) return;
     if (!target) return restError(res, 404, `${String(req.params.urn)} not found`, { code: 'NOT_FOUND' });
     const injected = fault('comments', req, res);
@@ -368,6 +373,7 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
   app.delete('/rest/posts/:urn', versioned, (req, res) => {
     const token = authorize(req, res);
     if (!token) return;
+    if (req.header('x-restli-method') !== 'DELETE') return restError(res, 400, 'X-RestLi-Method must be DELETE', { code: 'ILLEGAL_ARGUMENT' });
     const post = fake.posts.get(req.params.urn as string);
     if (!post) return restError(res, 404, `Post ${String(req.params.urn)} not found`, { code: 'NOT_FOUND' });
     if (!mayActAs(token, res, post.author, 'posts.DELETE')) return;
