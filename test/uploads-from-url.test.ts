@@ -29,7 +29,10 @@ let images: ReturnType<typeof createHttpServer>;
 let trap: ReturnType<typeof createTcpServer>;
 let origin: string;
 let trapPort: number;
+let closedPort: number;
 let trapConnections = 0;
+/** The image server's requests, by path. */
+const requests = new Map<string, number>();
 
 let jpeg: Buffer;
 let png: Buffer;
@@ -66,6 +69,7 @@ beforeAll(async () => {
   }).listen(0, '127.0.0.1');
   images = createHttpServer((request, response) => {
     const path = new URL(request.url!, 'http://x').pathname;
+    requests.set(path, (requests.get(path) ?? 0) + 1);
     if (path === '/photo.jpg' || path === '/b%E0d%zzname.jpg') return void response.writeHead(200, { 'content-type': 'image/jpeg' }).end(jpeg);
     if (path === '/photo.png') return void response.writeHead(200, { 'content-type': 'application/octet-stream' }).end(png);
     if (path === '/tiny.jpg') return void response.writeHead(200, { 'content-type': 'image/jpeg' }).end(tiny);
@@ -85,8 +89,13 @@ beforeAll(async () => {
   await Promise.all([once(trap, 'listening'), once(images, 'listening')]);
   trapPort = (trap.address() as AddressInfo).port;
   origin = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
-  // Through the variable's own parsing: the image server's host and port, nothing else on loopback.
-  const { mediaFetchAllowHosts } = loadConfig({ MEDIA_FETCH_ALLOW_HOSTS: new URL(origin).host });
+  // A port nothing listens on (taken, then let go), allowed too, for an unreachable host.
+  const closed = createTcpServer().listen(0, '127.0.0.1');
+  await once(closed, 'listening');
+  closedPort = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  // Through the variable's own parsing: the image server's host and port and the closed port, nothing else on loopback.
+  const { mediaFetchAllowHosts } = loadConfig({ MEDIA_FETCH_ALLOW_HOSTS: `${new URL(origin).host}, 127.0.0.1:${closedPort}` });
   service = await startTestService({ mediaFetchAllowHosts }, { api: true, worker: true });
   ws = await service.workspace({ plan: 'business' });
   sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
@@ -204,20 +213,35 @@ describe('what it refuses, leaving no upload, no media and no object', () => {
     ['a URL with a user name and password (on the allowed server)', () => origin.replace('//', '//user:secret@') + '/photo.jpg', 'URL_NOT_ALLOWED', 'must not carry a user name or password'],
     ['a body that is not an image (HTML served as image/png)', () => `${origin}/page.html`, 'VALIDATION_ERROR', 'did not send a JPEG, PNG, WebP or GIF image'],
     ['a 404 upstream', () => `${origin}/missing.png`, 'VALIDATION_ERROR', 'answered HTTP 404'],
+    ['an allowed host where nothing listens', () => `http://127.0.0.1:${closedPort}/a.png`, 'VALIDATION_ERROR', 'could not be fetched (ECONNREFUSED)'],
     ['a Content-Length over the maximum', () => `${origin}/huge-declared.png`, 'VALIDATION_ERROR', `larger than ${MAX_UPLOAD_BYTES} bytes`, refusedBeforeTheBody],
     ['an endless body, cut off at the maximum', () => `${origin}/endless.png`, 'VALIDATION_ERROR', `larger than ${MAX_UPLOAD_BYTES} bytes`, cutOffEarly],
   ];
   for (const [name, path, code, reason, after] of refusals) {
     it(`${name} → 400 ${code}`, async () => {
-      const refused = await importUrl(path(), { key: empty.apiKey });
+      const url = path();
+      const refused = await importUrl(url, { key: empty.apiKey });
       expect(refused.status, refused.text).toBe(400);
       expect(refused.json).toEqual({ code, message: expect.stringMatching(/^url: /) });
       expect(refused.json.message).toContain(reason);
+      // The host is named, never the whole URL (its path or query may carry a token).
+      expect(refused.json.message).not.toContain(url);
+      expect(refused.json.message).not.toContain('secret');
       await after?.();
       expect(trapConnections).toBe(0);
       expect(await holdings(empty.workspaceId)).toEqual({ uploads: 0, media: 0, files: 0 });
     });
   }
+
+  it('a url that is not http(s), or too long, is refused by the input schema → 400 VALIDATION_ERROR', async () => {
+    for (const url of ['file:///etc/passwd', `ftp://${new URL(origin).host}/photo.jpg`, `${origin}/${'a'.repeat(2048)}.jpg`]) {
+      const refused = await importUrl(url, { key: empty.apiKey });
+      expect(refused.status, url).toBe(400);
+      expect(refused.json).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining('url') });
+    }
+    expect(requests.get(`/${'a'.repeat(2048)}.jpg`)).toBeUndefined();
+    expect(await holdings(empty.workspaceId)).toEqual({ uploads: 0, media: 0, files: 0 });
+  });
 
   it('(the trap does count connections)', async () => {
     const before = trapConnections;
@@ -245,15 +269,34 @@ describe('what it refuses, leaving no upload, no media and no object', () => {
   });
 });
 
+describe('imports at once against a small allowance', () => {
+  it('take only what fits; the refused ones leave no object behind', async () => {
+    const plan = `from-url-race-${Math.random().toString(36).slice(2, 8)}`;
+    await definePlan(service.service.core.db, { name: plan, rateLimitPerMinute: 1000, storageBytes: 2 * jpeg.length });
+    const small = await service.workspace();
+    await setWorkspacePlan(service.service.core.db, small.workspaceId, plan);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => importUrl(`${origin}/photo.jpg`, { key: small.apiKey })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 403, 403, 403, 403]);
+    const held = await holdings(small.workspaceId);
+    expect(held.uploads).toBe(2);
+    expect(held.media).toBe(2);
+    // The two uploads (and whatever variants the worker has made of them so far), nothing of the refused four.
+    const files = await storedFiles(small.workspaceId);
+    expect(files.filter((name) => name === 'photo.jpg._S3rver_object')).toHaveLength(2);
+  });
+});
+
 describe('Idempotency-Key', () => {
   it('the same key and body replay the first answer; another body with the key is refused', async () => {
     const keyed = await service.workspace({ plan: 'business' });
     const headers = { 'idempotency-key': 'import-once' };
     const first = await importUrl(`${origin}/photo.jpg`, { key: keyed.apiKey, headers });
+    const fetched = requests.get('/photo.jpg');
     const again = await importUrl(`${origin}/photo.jpg`, { key: keyed.apiKey, headers });
     expect(first.status, first.text).toBe(200);
     expect(again.status).toBe(200);
     expect(again.json).toEqual(first.json);
+    expect(requests.get('/photo.jpg')).toBe(fetched); // the replay fetched nothing
     const reused = await importUrl(`${origin}/photo.png`, { key: keyed.apiKey, headers });
     expect(reused.status, reused.text).toBe(422);
     expect(reused.json.code).toBe('IDEMPOTENCY_KEY_REUSED');
