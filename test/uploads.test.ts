@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../operations/index.js';
 import { definePlan, setWorkspacePlan } from '../src/plans.js';
 import { createAccount } from './support/bluesky.js';
+import { photo } from './support/images.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -33,21 +34,6 @@ afterAll(async () => {
 const rest = (path: string, options: { method?: string; body?: unknown; key?: string; headers?: Record<string, string> } = {}) =>
   call(`${service.api}${path}`, { key: ws.apiKey, ...options });
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('base64');
-
-/** A photo-like image: a gradient with noise, so it compresses as photos do. */
-export async function photo(width: number, height: number, format: 'jpeg' | 'png' = 'jpeg'): Promise<Buffer> {
-  const raw = Buffer.alloc(width * height * 3);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const offset = (y * width + x) * 3;
-      raw[offset] = (x * 255) / width;
-      raw[offset + 1] = (y * 255) / height;
-      raw[offset + 2] = (x * y) % 256;
-    }
-  }
-  const image = sharp(raw, { raw: { width, height, channels: 3 } });
-  return format === 'png' ? image.png().toBuffer() : image.jpeg({ quality: 90 }).toBuffer();
-}
 
 function initiate(bytes: Buffer, overrides: Record<string, unknown> = {}, key = ws.apiKey) {
   return rest('/uploads/initiate', {

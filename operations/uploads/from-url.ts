@@ -15,13 +15,16 @@ export default defineOperation({
   visibility: 'public',
   summary: 'Import an image from a URL: fetch it, store it and create its media',
   description: [
-    'Fetches `url` on the server: only `http` and `https`, only to public addresses (every address a name resolves to, checked when',
-    'connecting, so DNS rebinding fails; again on every redirect, at most 3), within 30 s. A URL refused for that answers 400',
-    `URL_NOT_ALLOWED; an answer over ${MAX_UPLOAD_BYTES} bytes, not an image, not a 2xx, or not arriving in time answers 400`,
-    'VALIDATION_ERROR; both with the reason, and nothing is stored. The bytes must be a JPEG, PNG, WebP or GIF image (their real',
-    'type, not the Content-Type answered). The file',
-    'spends the storage allowance as an upload does (403 STORAGE_QUOTA_EXCEEDED), becomes a completed upload with its media, and',
-    'its variants are queued. `uploadId` is what DELETE /uploads/{uploadId} takes; the media appears on completeUpload\'s answer.',
+    'Fetches `url` on the server and answers 200 `{ uploadId, publicUrl }`: a completed upload (named after the URL\'s last path',
+    'segment) with its media, whose variants are queued. `url` must be an `http` or `https` URL (else 400 VALIDATION_ERROR, as any',
+    'input). Only public addresses are fetched (unless the server\'s MEDIA_FETCH_ALLOW_HOSTS names the host): every address a name',
+    'resolves to, checked when connecting, so DNS rebinding fails; again on every redirect, at most 3. An address that is not public,',
+    'a user name or password in the URL, a redirect to another scheme, or a 4th redirect answers 400',
+    `URL_NOT_ALLOWED. An answer over ${MAX_UPLOAD_BYTES} bytes (refused on its Content-Length, or cut off while streaming), not a`,
+    'JPEG, PNG, WebP or GIF by its bytes (the Content-Type answered is not believed), not a 2xx, unreachable, or not complete',
+    'within 30 s answers 400 VALIDATION_ERROR. Both name the reason (`url: ...`). The file spends the storage allowance as an',
+    'upload does (403 STORAGE_QUOTA_EXCEEDED). After any refusal no upload, media or stored object is left. `uploadId` is what',
+    'DELETE /uploads/{uploadId} takes; the media appears on completeUpload\'s answer.',
   ].join('\n'),
   input: { body: z.strictObject({ url: z.url({ protocol: /^https?$/ }).max(2048).meta({ description: 'An http(s) URL of an image.' }), scenarioId }) },
   output: z.object({ uploadId: uuid, publicUrl: z.string() }).meta({ id: 'ImportedUpload' }),
@@ -40,7 +43,7 @@ export default defineOperation({
     if (!image) return fail('VALIDATION_ERROR', 'url: the answer is not a JPEG, PNG, WebP or GIF image');
 
     const uploadId = randomUUID();
-    const fileName = keyName(decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '') || 'image');
+    const fileName = keyName(lastPathSegment(url) || 'image');
     const objectKey = `uploads/${auth.workspaceId}/${uploadId}/${fileName}`;
     await storage.put(objectKey, bytes, image.type);
     const refusal = await db
@@ -65,3 +68,13 @@ export default defineOperation({
     return { uploadId, publicUrl: storage.publicUrl(objectKey) };
   },
 });
+
+/** The URL's last path segment, percent-decoded where that is valid UTF-8 (`%zz` or `%E0` alone stay as sent). */
+function lastPathSegment(url: string): string {
+  const segment = new URL(url).pathname.split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

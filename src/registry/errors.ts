@@ -15,8 +15,9 @@ export const errorCatalogue = {
   URL_NOT_ALLOWED: {
     status: 400,
     description:
-      'POST /uploads/from-url: the URL is not one this server fetches (not http or https, an address that is not public, at connect time ' +
-      'or after a redirect, or more than 3 redirects); nothing was stored.',
+      'POST /uploads/from-url: the URL is not one this server fetches (an address that is not public, at connect time or after a ' +
+      'redirect; a user name or password in the URL; a redirect to a scheme other than http or https; more than 3 redirects); ' +
+      'nothing was stored.',
   },
   PAYMENT_REQUIRED: { status: 402, description: 'The workspace has no active subscription, and a live schedule was requested (drafts are allowed).' },
   POST_QUOTA_EXCEEDED: {
