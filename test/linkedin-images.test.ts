@@ -147,6 +147,44 @@ describe('LinkedIn images', () => {
     expect((await sharp(uploaded.bytes!, { animated: true }).metadata()).pages).toBe(frames);
   });
 
+  it('a 429 to initializeUpload is retried after its backoff, and an upload answer lost is tried again: one post, its images uploaded', async () => {
+    const member = fake.addMember('Lise Meitner');
+    const channel = await connect(member);
+    const image = await upload(await photo(500, 300), 'image/jpeg');
+    fake.failNext('images', { status: 429, retryAfter: 60 });
+    fake.failNext('images', 'drop');
+    const created = await rest('/posts', {
+      method: 'POST',
+      body: { rows: [{ content: 'Throttled', media: [{ id: image.mediaId, altText: 'Later' }] }], shared: { selectedIntegrations: [channel] }, postAction: 'PUBLISH_NOW' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const [{ id }] = [...(await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId}`)] as [{ id: string }];
+    const state = () => sql<{ status: string; retryCount: number; failureReason: string | null; runAt: Date | null }[]>`
+      SELECT s.status, s.retry_count, s.failure_reason, j.run_at FROM schedules s
+      LEFT JOIN graphile_worker._private_jobs j ON j.key = 'publish-schedule:' || s.id WHERE s.id = ${id}`.then((rows) => rows[0]!);
+    const retryNow = () => sql`UPDATE graphile_worker._private_jobs SET run_at = now() WHERE key = ${`publish-schedule:${id}`}`;
+
+    // The 429: a transient failure, the retry queued after LinkedIn's Retry-After.
+    const settledOr = (retries: number) => (row: { status: string; retryCount: number }) => row.retryCount === retries || row.status === 'PUBLISHED' || row.status === 'FAILED';
+    const throttled = await eventually(state, settledOr(1), 20_000);
+    expect(throttled.status, throttled.failureReason ?? '').toBe('SCHEDULED');
+    expect(throttled.runAt!.getTime()).toBeGreaterThan(Date.now() + 50_000);
+    await retryNow();
+    // The dropped initializeUpload: nothing published, so transient too, and retried.
+    const dropped = await eventually(state, settledOr(2), 20_000);
+    expect(dropped, dropped.failureReason ?? '').toMatchObject({ status: 'SCHEDULED', retryCount: 2 });
+    await retryNow();
+    const done = await eventually(state, (row) => row.status === 'PUBLISHED' || row.status === 'FAILED', 30_000);
+    expect(done.status, done.failureReason ?? '').toBe('PUBLISHED');
+
+    const posts = [...fake.posts.values()].filter((post) => post.author === `urn:li:person:${member.sub}`);
+    expect(posts).toHaveLength(1);
+    expect(posts[0]!.content).toEqual({ media: { id: expect.stringMatching(/^urn:li:image:/), altText: 'Later' } });
+    // The dropped call's image was made but never uploaded; the post names the one uploaded on the last attempt.
+    const owned = [...fake.images.values()].filter((stored) => stored.owner === posts[0]!.author);
+    expect(owned.map((stored) => stored.status).sort()).toEqual(['AVAILABLE', 'WAITING_UPLOAD']);
+  });
+
   it('a WebP image is refused for a LinkedIn channel with MEDIA_RULE_VIOLATED, and nothing is created', async () => {
     const channel = await connect(fake.addMember('Mary Somerville'));
     const webp = await upload(await sharp(await photo(200, 100)).webp().toBuffer(), 'image/webp');

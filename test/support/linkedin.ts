@@ -84,8 +84,8 @@ export interface FakeLinkedIn {
   revoke(member: FakeMember): void;
   /** The member's access tokens expire now (refresh tokens still work). */
   expireAccessTokens(member: FakeMember): void;
-  /** The next request to POST /rest/posts (or comments) meets `fault`. */
-  failNext(path: 'posts' | 'comments', fault: Fault): void;
+  /** The next request to POST /rest/posts (or comments, or images' initializeUpload) meets `fault`. */
+  failNext(path: 'posts' | 'comments' | 'images', fault: Fault): void;
   posts: Map<string, FakePost>;
   images: Map<string, FakeImage>;
   /** The requests received, as `METHOD path`, for tests that count calls. */
@@ -106,7 +106,7 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
   const codes = new Map<string, { sub: string; redirectUri: string; scopes: Set<string>; expiresAt: number }>();
   const accessTokens = new Map<string, Token>();
   const refreshTokens = new Map<string, Token & { accessScopes: Set<string> }>();
-  const faults: Record<'posts' | 'comments', Fault[]> = { posts: [], comments: [] };
+  const faults: Record<'posts' | 'comments' | 'images', Fault[]> = { posts: [], comments: [], images: [] };
   let signedIn: FakeMember | undefined;
   let counter = 7_100_000_000_000_000_000n;
   const nextId = () => (counter += 1n).toString();
@@ -291,7 +291,7 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
     return false;
   };
 
-  const fault = (path: 'posts' | 'comments', req: Request, res: Response): 'drop' | 'answered' | undefined => {
+  const fault = (path: 'posts' | 'comments' | 'images', req: Request, res: Response): 'drop' | 'answered' | undefined => {
     const next = faults[path].shift();
     if (!next) return undefined;
     if (next === 'drop') return 'drop';
@@ -352,10 +352,13 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
       return restError(res, 422, 'initializeUploadRequest.owner is required', { code: 'UNPROCESSABLE_ENTITY' });
     }
     if (!mayActAs(token, res, request.owner, 'images.ACTION-initializeUpload')) return;
+    const injected = fault('images', req, res);
+    if (injected === 'answered') return;
     const urn = `urn:li:image:D${randomBytes(12).toString('base64url')}`;
     const upload = randomBytes(16).toString('hex');
     fake.images.set(urn, { urn, owner: request.owner, status: 'WAITING_UPLOAD' });
     uploads.set(upload, urn);
+    if (injected === 'drop') return void req.socket.destroy();
     res.json({ value: { uploadUrlExpiresAt: Date.now() + 24 * 3600_000, uploadUrl: `${url}/dms-uploads/${upload}`, image: urn } });
   });
 
