@@ -6,7 +6,9 @@ import {
   type AccountChoice,
   type ConnectionFailure,
   type FailureDetail,
+  type ImageVersion,
   type OAuthConnect,
+  type OutgoingImage,
   type PublishedPost,
   type Publisher,
   type PublishingAccount,
@@ -15,9 +17,8 @@ import {
 /**
  * LinkedIn: OAuth 2.0 (authorization code, client secret in the body) with oauth4webapi, the member from
  * `/v2/userinfo`, its pages from `/rest/organizationAcls`, and posts through the versioned REST API (`/rest/posts`,
- * `LinkedIn-Version`, `X-Restli-Protocol-Version: 2.0.0`). Text posts and first comments; images are the media
- * issue's (`/rest/images?action=initializeUpload`, then `content.media` or `content.multiImage` on the post: see
- * `postBody`).
+ * `LinkedIn-Version`, `X-Restli-Protocol-Version: 2.0.0`). Text posts, images (`/rest/images?action=initializeUpload`,
+ * the bytes PUT to the upload URL, then `content.media` or `content.multiImage` on the post) and first comments.
  */
 
 const MAX_CHARACTERS = 3000;
@@ -26,6 +27,7 @@ const MAX_COMMENT_CHARACTERS = 1250;
 /** Administrator roles asked for at a time, and the most organization pages a member's picker lists. */
 const ACL_PAGE = 100;
 const MAX_ORGANIZATIONS = 1000;
+/** For connecting, which has no PLATFORM_TIMEOUT_MS of its own; an opened account uses the `timeoutMs` it was given. */
 const REQUEST_TIMEOUT_MS = 30_000;
 /** A token this close to its expiry is refreshed (or reported expired) before a call rather than sent. */
 const EXPIRY_MARGIN_MS = 60_000;
@@ -68,9 +70,9 @@ function authorizationServer(config: LinkedInConfig): oauth.AuthorizationServer 
 }
 
 /** Options for oauth4webapi's requests: plain http only when the operator configured an http URL (a local fake). */
-function requestOptions(config: LinkedInConfig, signal: AbortSignal, send: typeof fetch = fetch) {
+function requestOptions(config: LinkedInConfig, signal: AbortSignal, send: typeof fetch = fetch, timeoutMs = REQUEST_TIMEOUT_MS) {
   return {
-    signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
+    signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
     [oauth.allowInsecureRequests]: config.authUrl.startsWith('http:'),
     [oauth.customFetch]: (url: string, init: RequestInit) => send(url, init),
   };
@@ -110,19 +112,26 @@ interface CallOptions {
   config: LinkedInConfig;
   token: string;
   signal: AbortSignal;
+  /** How long a call may go unanswered. */
+  timeoutMs?: number;
   send?: typeof fetch;
   /** Whether the call may change something (then an unanswered call has an unknown outcome). */
   write: boolean;
   /** Read 422 "duplicate" as the retry of a post that may be live already (see OutgoingPost.mayExist). */
   mayExist?: boolean;
   body?: unknown;
+  /** Raw bytes instead of a JSON body (an image PUT to its upload URL). */
+  bytes?: Uint8Array<ArrayBuffer>;
 }
 
-/** One call to LinkedIn's API, its failures classified (see FailureKind); answers the response when 2xx. */
-async function call(method: string, path: string, { config, token, signal, send = fetch, write, mayExist, body }: CallOptions): Promise<Response> {
+/**
+ * One call to LinkedIn's API, its failures classified (see FailureKind); answers the response when 2xx. `path` is under
+ * LINKEDIN_API_URL, or a full URL LinkedIn gave (an image's upload URL, which takes the same bearer token).
+ */
+async function call(method: string, path: string, { config, token, signal, timeoutMs = REQUEST_TIMEOUT_MS, send = fetch, write, mayExist, body, bytes }: CallOptions): Promise<Response> {
   let response: Response;
   try {
-    response = await send(`${config.apiUrl}${path}`, {
+    response = await send(/^https?:\/\//.test(path) ? path : `${config.apiUrl}${path}`, {
       method,
       headers: {
         authorization: `Bearer ${token}`,
@@ -131,9 +140,10 @@ async function call(method: string, path: string, { config, token, signal, send 
         // Rest.li names the method of a delete in a header too (the Posts API's "Delete Posts").
         ...(method === 'DELETE' ? { 'x-restli-method': 'DELETE' } : {}),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(bytes === undefined ? {} : { 'content-type': 'application/octet-stream' }),
       },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
+      body: bytes ?? (body === undefined ? undefined : JSON.stringify(body)),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -182,13 +192,19 @@ async function call(method: string, path: string, { config, token, signal, send 
 
 const encodeUrn = (urn: string) => encodeURIComponent(urn);
 
+/** An uploaded image as a post's content names it. */
+interface PostImage {
+  id: string;
+  altText: string;
+}
+
 /**
- * The JSON of a text post by `author`. `settings.visibility` CONNECTIONS keeps a member's post to its connections (a
- * page's posts are always PUBLIC). Images (the media issue) add `content: { media: { id, altText } }` or
- * `content: { multiImage: { images } }`.
+ * The JSON of a post by `author`. `settings.visibility` CONNECTIONS keeps a member's post to its connections (a page's
+ * posts are always PUBLIC). Images are `content.media` (one) or `content.multiImage` (2 to 20), each with its alt text.
  */
-function postBody(author: string, text: string, settings: Record<string, unknown>) {
+function postBody(author: string, text: string, settings: Record<string, unknown>, images: PostImage[] = []) {
   const connectionsOnly = settings.visibility === 'CONNECTIONS' && author.startsWith('urn:li:person:');
+  const content = images.length === 0 ? undefined : images.length === 1 ? { media: images[0] } : { multiImage: { images } };
   return {
     author,
     commentary: toLittleText(text),
@@ -196,7 +212,18 @@ function postBody(author: string, text: string, settings: Record<string, unknown
     distribution: { feedDistribution: 'MAIN_FEED', targetEntities: [], thirdPartyDistributionChannels: [] },
     lifecycleState: 'PUBLISHED',
     isReshareDisabledByAuthor: false,
+    ...(content ? { content } : {}),
   };
+}
+
+/**
+ * The version of an image LinkedIn takes: JPEG, PNG or GIF of fewer than MAX_PIXELS, the best first (the `source`
+ * variant, then the upload itself: a variant made WebP for its transparency gives way to the PNG it came from). A GIF
+ * upload is taken as it is, its animation kept, where LinkedIn takes it.
+ */
+function versionFor(image: OutgoingImage): ImageVersion | undefined {
+  const fits = image.versions.filter((version) => IMAGE_TYPES.includes(version.mimeType) && version.width * version.height < MAX_PIXELS);
+  return fits.find((version) => version.mimeType === 'image/gif') ?? fits[0];
 }
 
 const oauthConnect: OAuthConnect = {
@@ -262,7 +289,7 @@ const oauthConnect: OAuthConnect = {
 const publisher: Publisher = {
   oauth: oauthConnect,
 
-  open(stored, { signal, saveCredentials, fetch: send, config }): PublishingAccount {
+  open(stored, { signal, timeoutMs, saveCredentials, fetch: send, config }): PublishingAccount {
     if (!config) throw new Error('LinkedIn needs the configuration to act (its API URL and version)');
     let credentials = stored as LinkedInCredentials;
     const linkedin = config.linkedin;
@@ -274,7 +301,7 @@ const publisher: Publisher = {
       const { client, auth } = clientOf(linkedin);
       let tokens: oauth.TokenEndpointResponse;
       try {
-        const response = await oauth.refreshTokenGrantRequest(as, client, auth, credentials.refreshToken!, requestOptions(linkedin, signal, send));
+        const response = await oauth.refreshTokenGrantRequest(as, client, auth, credentials.refreshToken!, requestOptions(linkedin, signal, send, timeoutMs));
         tokens = await oauth.processRefreshTokenResponse(as, client, response);
       } catch (error) {
         throw classifyOAuth(error, 'the refresh token');
@@ -303,7 +330,7 @@ const publisher: Publisher = {
      * once more, where a refresh token exists: a 401 means LinkedIn did nothing, so even a write is safe to repeat.
      */
     const request = async (method: string, path: string, write: boolean, extra: Partial<CallOptions> = {}): Promise<Response> => {
-      const attempt = async () => call(method, path, { config: linkedin, token: await token(), signal, send, write, ...extra });
+      const attempt = async () => call(method, path, { config: linkedin, token: await token(), signal, timeoutMs, send, write, ...extra });
       try {
         return await attempt();
       } catch (error) {
@@ -311,6 +338,24 @@ const publisher: Publisher = {
         await refresh();
         return attempt();
       }
+    };
+
+    /**
+     * Uploads each image through the Images API, owned by the author (LinkedIn refuses images of another owner in a
+     * post). An image left unused by a failed post is LinkedIn's to expire: nothing is posted until all are uploaded.
+     */
+    const uploadImages = async (images: OutgoingImage[]): Promise<PostImage[]> => {
+      const uploaded: PostImage[] = [];
+      for (const [index, image] of images.entries()) {
+        const version = versionFor(image);
+        if (!version) throw new PlatformError('permanent', `Image ${index + 1} has no JPEG, PNG or GIF version of fewer than ${MAX_PIXELS} pixels for LinkedIn`, noDetail);
+        // Nothing is published by these calls: an unanswered one is safe to repeat, so it is transient, not unknown.
+        const initialized = await request('POST', '/rest/images?action=initializeUpload', false, { body: { initializeUploadRequest: { owner: author } } });
+        const { value } = (await initialized.json()) as { value: { uploadUrl: string; image: string } };
+        await request('PUT', value.uploadUrl, false, { bytes: new Uint8Array(await version.read()) });
+        uploaded.push({ id: value.image, altText: image.altText });
+      }
+      return uploaded;
     };
 
     return {
@@ -324,7 +369,8 @@ const publisher: Publisher = {
           return { id, url: releaseUrl(target), ref: id };
         }
         if (post.replyTo) throw new PlatformError('permanent', 'LinkedIn posts cannot be threaded: publish this part as a post of its own', noDetail);
-        const response = await request('POST', '/rest/posts', true, { body: postBody(author, post.text, post.settings), mayExist: post.mayExist });
+        const images = post.images?.length ? await uploadImages(post.images) : [];
+        const response = await request('POST', '/rest/posts', true, { body: postBody(author, post.text, post.settings, images), mayExist: post.mayExist });
         const urn = response.headers.get('x-restli-id');
         if (!urn) throw new PlatformError('unknown', 'LinkedIn accepted the post without saying its id (x-restli-id)', { ...noDetail, status: response.status });
         return { id: urn, url: releaseUrl(urn), ref: urn };
@@ -348,6 +394,8 @@ const publisher: Publisher = {
 // The Posts API's multi-image content takes 2 to 20 images; the Images API takes JPEG, PNG and GIF.
 const MAX_IMAGES = 20;
 const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif'];
+/** The Images API refuses an image of this many pixels or more. */
+const MAX_PIXELS = 36_152_320;
 const MAX_ALT_TEXT = 4086;
 
 export const linkedin: PlatformRules = {

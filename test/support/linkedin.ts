@@ -2,11 +2,13 @@ import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import events from 'node:events';
 import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import sharp from 'sharp';
 
 /**
  * A contract fake of LinkedIn on loopback, written from LinkedIn's public documentation (Microsoft Learn: "Authorization
  * Code Flow", "Sign In with LinkedIn using OpenID Connect", "Refresh Tokens with OAuth 2.0", "Organization Access
- * Control", "Posts API", "little Text Format", "Network Update Social Actions", "Protocol Versions"). It checks what a
+ * Control", "Posts API", "Images API", "MultiImage API", "little Text Format", "Network Update Social Actions", "Protocol
+ * Versions"). It checks what a
  * real client must send (headers, form and JSON bodies, scopes, URNs) and answers as LinkedIn does, errors in its
  * format: `{ status, serviceErrorCode?, code?, message }` on the REST API, `{ error, error_description }` on OAuth.
  *
@@ -35,7 +37,19 @@ export interface FakePost {
   /** What a reader sees: the little text read back to plain text. */
   text: string;
   visibility: string;
+  /** The post's `content` as sent (`{ media }` for one image, `{ multiImage: { images } }` for more); absent for text. */
+  content?: unknown;
   comments: { urn: string; actor: string; text: string }[];
+}
+
+/** An image of the Images API: initialized for `owner`, AVAILABLE once its bytes were PUT to its upload URL. */
+export interface FakeImage {
+  urn: string;
+  owner: string;
+  status: 'WAITING_UPLOAD' | 'AVAILABLE';
+  /** What was uploaded, and its type as read from the bytes. */
+  bytes?: Buffer;
+  mimeType?: string;
 }
 
 interface Token {
@@ -70,9 +84,10 @@ export interface FakeLinkedIn {
   revoke(member: FakeMember): void;
   /** The member's access tokens expire now (refresh tokens still work). */
   expireAccessTokens(member: FakeMember): void;
-  /** The next request to POST /rest/posts (or comments) meets `fault`. */
-  failNext(path: 'posts' | 'comments', fault: Fault): void;
+  /** The next request to POST /rest/posts (or comments, or images' initializeUpload) meets `fault`. */
+  failNext(path: 'posts' | 'comments' | 'images', fault: Fault): void;
   posts: Map<string, FakePost>;
+  images: Map<string, FakeImage>;
   /** The requests received, as `METHOD path`, for tests that count calls. */
   requests: string[];
   refreshes: number;
@@ -91,7 +106,7 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
   const codes = new Map<string, { sub: string; redirectUri: string; scopes: Set<string>; expiresAt: number }>();
   const accessTokens = new Map<string, Token>();
   const refreshTokens = new Map<string, Token & { accessScopes: Set<string> }>();
-  const faults: Record<'posts' | 'comments', Fault[]> = { posts: [], comments: [] };
+  const faults: Record<'posts' | 'comments' | 'images', Fault[]> = { posts: [], comments: [], images: [] };
   let signedIn: FakeMember | undefined;
   let counter = 7_100_000_000_000_000_000n;
   const nextId = () => (counter += 1n).toString();
@@ -119,6 +134,7 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
     },
     failNext: (path, fault) => void faults[path].push(fault),
     posts: new Map(),
+    images: new Map(),
     requests: [],
     refreshes: 0,
     stop: () =>
@@ -275,7 +291,7 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
     return false;
   };
 
-  const fault = (path: 'posts' | 'comments', req: Request, res: Response): 'drop' | 'answered' | undefined => {
+  const fault = (path: 'posts' | 'comments' | 'images', req: Request, res: Response): 'drop' | 'answered' | undefined => {
     const next = faults[path].shift();
     if (!next) return undefined;
     if (next === 'drop') return 'drop';
@@ -325,12 +341,53 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
 
   const readJson = express.json({ type: () => true });
 
+  // The Images API: initializeUpload answers an upload URL and the image's URN; the bytes are PUT there with the same
+  // bearer token. LinkedIn takes JPEG, PNG and GIF of fewer than 36,152,320 pixels.
+  const uploads = new Map<string, string>(); // upload URL token → image URN
+  app.post('/rest/images', versioned, readJson, (req, res) => {
+    const token = authorize(req, res);
+    if (!token) return;
+    if (req.query.action !== 'initializeUpload') return restError(res, 400, 'action must be initializeUpload', { code: 'ILLEGAL_ARGUMENT' });
+    if (!req.is('application/json')) return restError(res, 415, 'Content-Type must be application/json');
+    const body = req.body as { initializeUploadRequest?: { owner?: unknown } };
+    const request = body?.initializeUploadRequest;
+    const unknownFields = Object.keys(body ?? {}).filter((key) => key !== 'initializeUploadRequest');
+    if (unknownFields.length || !request || typeof request.owner !== 'string' || Object.keys(request).some((key) => key !== 'owner' && key !== 'mediaLibraryMetadata')) {
+      return restError(res, 422, 'initializeUploadRequest.owner is required', { code: 'UNPROCESSABLE_ENTITY' });
+    }
+    if (!mayActAs(token, res, request.owner, 'images.ACTION-initializeUpload')) return;
+    const injected = fault('images', req, res);
+    if (injected === 'answered') return;
+    const urn = `urn:li:image:D${randomBytes(12).toString('base64url')}`;
+    const upload = randomBytes(16).toString('hex');
+    fake.images.set(urn, { urn, owner: request.owner, status: 'WAITING_UPLOAD' });
+    uploads.set(upload, urn);
+    if (injected === 'drop') return void req.socket.destroy();
+    res.json({ value: { uploadUrlExpiresAt: Date.now() + 24 * 3600_000, uploadUrl: `${url}/dms-uploads/${upload}`, image: urn } });
+  });
+
+  app.put('/dms-uploads/:upload', express.raw({ type: () => true, limit: '50mb' }), async (req, res) => {
+    const token = authorize(req, res);
+    if (!token) return;
+    const image = fake.images.get(uploads.get(req.params.upload as string) ?? '');
+    if (!image) return restError(res, 404, 'Upload URL not found or expired', { code: 'NOT_FOUND' });
+    if (!mayActAs(token, res, image.owner, 'images.UPLOAD')) return;
+    if (image.status !== 'WAITING_UPLOAD') return restError(res, 409, 'The image was uploaded already', { code: 'CONFLICT' });
+    const bytes = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const metadata = await sharp(bytes).metadata().catch(() => undefined);
+    const mimeType = ({ jpeg: 'image/jpeg', png: 'image/png', gif: 'image/gif' } as Record<string, string>)[metadata?.format ?? ''];
+    if (!metadata || !mimeType) return restError(res, 400, `Unsupported image format ${metadata?.format ?? '(not an image)'}: JPG, GIF and PNG are supported`, { code: 'INVALID_MEDIA' });
+    if (metadata.width * (metadata.pageHeight ?? metadata.height) >= 36_152_320) return restError(res, 400, 'The image has too many pixels', { code: 'INVALID_MEDIA' });
+    Object.assign(image, { status: 'AVAILABLE', bytes, mimeType });
+    res.status(201).end();
+  });
+
   app.post('/rest/posts', versioned, readJson, (req, res) => {
     const token = authorize(req, res);
     if (!token) return;
     if (!req.is('application/json')) return restError(res, 415, 'Content-Type must be application/json');
     const body = req.body as Record<string, unknown>;
-    const errors = checkPost(body);
+    const errors = checkPost(body, fake.images);
     if (errors.length) return restError(res, 422, 'Validation failed', { code: 'UNPROCESSABLE_ENTITY', errorDetails: { inputErrors: errors } });
     if (!mayActAs(token, res, body.author, 'posts.CREATE')) return;
     const text = readLittle(body.commentary as string);
@@ -344,7 +401,7 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
     if (injected === 'answered') return;
     if (duplicate) return restError(res, 422, `Content is a duplicate of ${duplicate.urn}`, { code: 'DUPLICATE_POST', serviceErrorCode: 65600 });
     const urn = `urn:li:share:${nextId()}`;
-    fake.posts.set(urn, { urn, author: body.author as string, commentary: body.commentary as string, text, visibility: body.visibility as string, comments: [] });
+    fake.posts.set(urn, { urn, author: body.author as string, commentary: body.commentary as string, text, visibility: body.visibility as string, content: body.content, comments: [] });
     if (injected === 'drop') return void req.socket.destroy();
     res.status(201).set('x-restli-id', urn).set('x-linkedin-id', urn).end();
   });
@@ -385,8 +442,8 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
   return fake;
 }
 
-/** The fields LinkedIn requires of a text post, and the values it takes. */
-function checkPost(body: Record<string, unknown>) {
+/** The fields LinkedIn requires of a post, and the values it takes; images must be uploaded and the author's. */
+function checkPost(body: Record<string, unknown>, images: Map<string, FakeImage>) {
   const errors: { description: string; input: { inputPath: { fieldPath: string } }; code: string }[] = [];
   const bad = (field: string, description: string, code = 'INVALID_VALUE') => errors.push({ description, input: { inputPath: { fieldPath: `/${field}` } }, code });
   const allowed = ['author', 'commentary', 'visibility', 'distribution', 'lifecycleState', 'isReshareDisabledByAuthor', 'content', 'contentLandingPage', 'reshareContext', 'container'];
@@ -404,6 +461,7 @@ function checkPost(body: Record<string, unknown>) {
   }
   if (body.lifecycleState !== 'PUBLISHED') bad('lifecycleState', 'lifecycleState must be PUBLISHED', 'MISSING_FIELD');
   if (typeof body.isReshareDisabledByAuthor !== 'boolean') bad('isReshareDisabledByAuthor', 'isReshareDisabledByAuthor must be a boolean', 'MISSING_FIELD');
+  if (body.content !== undefined) checkContent(body.content, String(body.author), images, bad);
   return errors;
 }
 
@@ -435,4 +493,30 @@ function readLittle(text: string): string | { reserved: string; at: number } {
     out += c;
   }
   return out;
+}
+
+/** `content` with images: `media` (one, `id` and optional `altText`/`title`) or `multiImage` (2 to 20 `{ id, altText }`). */
+function checkContent(content: unknown, author: string, images: Map<string, FakeImage>, bad: (field: string, description: string, code?: string) => void) {
+  const { media, multiImage, ...others } = (content ?? {}) as Record<string, unknown>;
+  const keys = Object.keys(others);
+  if (typeof content !== 'object' || content === null || keys.length || (media === undefined) === (multiImage === undefined)) {
+    // The other content kinds (article, poll, reference…) are not used by this service.
+    return bad('content', `content must hold one of media or multiImage${keys.length ? `; unpermitted ${keys.join(', ')}` : ''}`);
+  }
+  const checkImage = (image: unknown, path: string, allowed: string[]) => {
+    const { id, altText } = (image ?? {}) as Record<string, unknown>;
+    const extra = Object.keys(image ?? {}).filter((key) => !allowed.includes(key));
+    if (extra.length) return bad(`${path}/${extra[0]}`, `Unpermitted field ${extra[0]}`, 'UNPERMITTED_FIELDS');
+    if (altText !== undefined && (typeof altText !== 'string' || altText.length > 4086)) bad(`${path}/altText`, 'altText must be a string of at most 4086 characters');
+    const stored = typeof id === 'string' ? images.get(id) : undefined;
+    if (!stored) return bad(`${path}/id`, `${String(id)} is not an image URN known to LinkedIn`, 'INVALID_URN');
+    if (stored.status !== 'AVAILABLE') bad(`${path}/id`, `${stored.urn} has not been uploaded`, 'MEDIA_NOT_AVAILABLE');
+    if (stored.owner !== author) bad(`${path}/id`, `${stored.urn} is not owned by the author`, 'ACCESS_DENIED');
+  };
+  if (media !== undefined) return checkImage(media, 'content/media', ['id', 'altText', 'title']);
+  const list = (multiImage as { images?: unknown })?.images;
+  if (!Array.isArray(list) || list.length < 2 || list.length > 20) return bad('content/multiImage/images', 'a multiImage holds 2 to 20 images');
+  const extra = Object.keys(multiImage as object).filter((key) => key !== 'images' && key !== 'altText');
+  if (extra.length) bad(`content/multiImage/${extra[0]}`, `Unpermitted field ${extra[0]}`, 'UNPERMITTED_FIELDS');
+  list.forEach((image, index) => checkImage(image, `content/multiImage/images/${index}`, ['id', 'altText']));
 }
