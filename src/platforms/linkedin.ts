@@ -27,8 +27,6 @@ const MAX_COMMENT_CHARACTERS = 1250;
 /** Administrator roles asked for at a time, and the most organization pages a member's picker lists. */
 const ACL_PAGE = 100;
 const MAX_ORGANIZATIONS = 1000;
-/** For connecting, which has no PLATFORM_TIMEOUT_MS of its own; an opened account uses the `timeoutMs` it was given. */
-const REQUEST_TIMEOUT_MS = 30_000;
 /** A token this close to its expiry is refreshed (or reported expired) before a call rather than sent. */
 const EXPIRY_MARGIN_MS = 60_000;
 
@@ -70,7 +68,7 @@ function authorizationServer(config: LinkedInConfig): oauth.AuthorizationServer 
 }
 
 /** Options for oauth4webapi's requests: plain http only when the operator configured an http URL (a local fake). */
-function requestOptions(config: LinkedInConfig, signal: AbortSignal, send: typeof fetch = fetch, timeoutMs = REQUEST_TIMEOUT_MS) {
+function requestOptions(config: LinkedInConfig, signal: AbortSignal, send: typeof fetch = fetch, timeoutMs: number) {
   return {
     signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
     [oauth.allowInsecureRequests]: config.authUrl.startsWith('http:'),
@@ -112,8 +110,8 @@ interface CallOptions {
   config: LinkedInConfig;
   token: string;
   signal: AbortSignal;
-  /** How long a call may go unanswered. */
-  timeoutMs?: number;
+  /** How long a call may go unanswered (PLATFORM_TIMEOUT_MS). */
+  timeoutMs: number;
   send?: typeof fetch;
   /** Whether the call may change something (then an unanswered call has an unknown outcome). */
   write: boolean;
@@ -128,7 +126,7 @@ interface CallOptions {
  * One call to LinkedIn's API, its failures classified (see FailureKind); answers the response when 2xx. `path` is under
  * LINKEDIN_API_URL, or a full URL LinkedIn gave (an image's upload URL, which takes the same bearer token).
  */
-async function call(method: string, path: string, { config, token, signal, timeoutMs = REQUEST_TIMEOUT_MS, send = fetch, write, mayExist, body, bytes }: CallOptions): Promise<Response> {
+async function call(method: string, path: string, { config, token, signal, timeoutMs, send = fetch, write, mayExist, body, bytes }: CallOptions): Promise<Response> {
   let response: Response;
   try {
     response = await send(/^https?:\/\//.test(path) ? path : `${config.apiUrl}${path}`, {
@@ -238,13 +236,13 @@ const oauthConnect: OAuthConnect = {
     return url.toString();
   },
 
-  async complete({ linkedin }, callback, { signal, fetch: send }) {
+  async complete({ linkedin, platformTimeoutMs: timeoutMs }, callback, { signal, fetch: send }) {
     const as = authorizationServer(linkedin);
     const { client, auth } = clientOf(linkedin);
     let tokens: oauth.TokenEndpointResponse;
     try {
       const params = oauth.validateAuthResponse(as, client, callback.url, callback.state);
-      const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, callback.redirectUri, oauth.nopkce, requestOptions(linkedin, signal, send));
+      const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, callback.redirectUri, oauth.nopkce, requestOptions(linkedin, signal, send, timeoutMs));
       tokens = await oauth.processAuthorizationCodeResponse(as, client, response);
     } catch (error) {
       if (error instanceof oauth.AuthorizationResponseError) {
@@ -254,7 +252,7 @@ const oauthConnect: OAuthConnect = {
       }
       throw classifyOAuth(error, 'the authorization code');
     }
-    const options = { config: linkedin, token: tokens.access_token, signal, send, write: false };
+    const options = { config: linkedin, token: tokens.access_token, signal, timeoutMs, send, write: false };
     const me = (await (await call('GET', '/v2/userinfo', options)).json()) as { sub: string; name?: string; picture?: string };
     const member = `urn:li:person:${me.sub}`;
     const choices: AccountChoice[] = [{ accountId: member, name: me.name ?? 'LinkedIn member', image: me.picture ?? null }];
