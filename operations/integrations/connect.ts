@@ -21,8 +21,8 @@ export default defineOperation({
   input: { body: z.strictObject({ platform: text.min(1).max(50).meta({ description: 'BLUESKY or LINKEDIN.' }) }) },
   output: z.object({ redirectUrl: z.string().meta({ description: 'Where the user continues, in a browser.' }) }),
   errors: ['VALIDATION_ERROR'],
-  async handler({ platform }, { auth, fail, db, logger, secrets, storage, config, publicUrl }) {
-    const app = { db, logger, secrets, storage, config, publicUrl };
+  async handler({ platform }, app) {
+    const { auth, fail } = app;
     if (!PLATFORMS.includes(platform as Platform)) {
       const supported = PLATFORMS.filter((known) => !connectUnavailable(app, known));
       return fail('VALIDATION_ERROR', `platform: unknown platform "${platform}"; supported: ${supported.join(', ')}`);

@@ -19,11 +19,12 @@ export default defineOperation({
   input: { path: z.object({ id: uuid }) },
   output: Integration,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'PLATFORM_ERROR'],
-  async handler({ id }, { db, logger, secrets, storage, config, publicUrl, auth, fail }) {
+  async handler({ id }, context) {
+    const { db, auth, fail } = context;
     const [integration] = await selectIntegrations(db, auth.workspaceId, id);
     if (!integration) return fail('NOT_FOUND', 'No such integration');
     try {
-      await renewCredentials({ db, logger, secrets, storage, config, publicUrl }, id, AbortSignal.timeout(30_000));
+      await renewCredentials(context, id, AbortSignal.timeout(30_000));
     } catch (error) {
       if (!(error instanceof PlatformError)) throw error;
       if (error.kind === 'permanent') return fail('INVALID_STATE', error.message);

@@ -17,8 +17,9 @@ export default defineOperation({
   input: { path: z.object({ id: uuid }), body: z.strictObject({ account: text.min(1).max(200) }) },
   output: Integration,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'VALIDATION_ERROR'],
-  async handler({ id, account }, { db, logger, secrets, storage, config, publicUrl, auth, fail }) {
-    const result = await selectAccount({ db, logger, secrets, storage, config, publicUrl }, auth.workspaceId, id, account);
+  async handler({ id, account }, context) {
+    const { db, auth, fail } = context;
+    const result = await selectAccount(context, auth.workspaceId, id, account);
     if ('refused' in result) return fail(result.code, result.refused);
     const [integration] = await selectIntegrations(db, auth.workspaceId, result.integrationId);
     return toIntegration(integration!);

@@ -21,7 +21,8 @@ export default defineOperation({
   input: { path: z.object({ id: uuid }) },
   output: success,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'PLATFORM_ERROR'],
-  async handler({ id }, { db, auth, fail, logger, secrets, storage, config, publicUrl }) {
+  async handler({ id }, context) {
+    const { db, auth, fail } = context;
     const [published] = await db<{ integrationId: string; threadRootScheduleId: string | null }[]>`
       SELECT integration_id, thread_root_schedule_id FROM schedules WHERE id = ${id} AND organization_id = ${auth.workspaceId} AND status = 'PUBLISHED'`;
     if (published) {
@@ -34,7 +35,7 @@ export default defineOperation({
       if (targets.length === 0) return { success: true };
       try {
         // Each platform request is bounded by PLATFORM_TIMEOUT_MS (src/accounts.ts).
-        const { account } = await openAccount({ db, logger, secrets, storage, config, publicUrl }, published.integrationId, new AbortController().signal);
+        const { account } = await openAccount(context, published.integrationId, new AbortController().signal);
         for (const target of targets) {
           // A platform that cannot look its comments up (LinkedIn) deletes them with the post.
           if (target.firstComment && account.lookUp) {

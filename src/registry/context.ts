@@ -30,14 +30,11 @@ export interface AppContext {
   platformFetch?: typeof fetch;
 }
 
-/** What a handler receives besides its input: the app's parts, who calls, and `fail` for declared errors. */
-export interface HandlerContext<E extends ErrorCode> {
-  db: Database;
-  logger: Logger;
-  secrets: Secrets;
-  storage: Storage;
-  config: Config;
-  publicUrl: string;
+/**
+ * What a handler receives besides its input: the app context itself (so a handler hands it on to what takes one,
+ * platform calls included), who calls, and `fail` for declared errors.
+ */
+export interface HandlerContext<E extends ErrorCode> extends AppContext {
   auth: { userId: string; workspaceId: string; principal: Principal };
   /** Ends the call with one of the operation's declared error codes. */
   fail(code: E, message: string): never;

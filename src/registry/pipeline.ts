@@ -94,12 +94,7 @@ export class Pipeline {
     let result: unknown;
     try {
       result = await operation.handler(input, {
-        db: this.app.db,
-        logger: this.app.logger,
-        secrets: this.app.secrets,
-        storage: this.app.storage,
-        config: this.app.config,
-        publicUrl: this.app.publicUrl,
+        ...this.app,
         auth: { userId: principal.userId, workspaceId: principal.workspaceId, principal },
         fail: (code, message) => {
           throw new OperationError(code, message);
