@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { startFakeLinkedIn, type FakeLinkedIn, type FakeMember } from './support/linkedin.js';
-import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
  * LinkedIn images end to end: real images through the uploads API (the worker making their variants), a post published
@@ -78,7 +78,7 @@ async function publish(media: { id: string; altText: string }[], integrationId: 
   const schedule = await eventually(
     async () => (await sql<{ status: string; platformPostId: string | null; failureReason: string | null }[]>`
       SELECT status, platform_post_id, failure_reason FROM schedules WHERE post_id = ${created.json.postId}`)[0]!,
-    (row) => row.status === 'PUBLISHED' || row.status === 'FAILED',
+    isSettled,
     30_000,
   );
   expect(schedule, schedule.failureReason ?? '').toMatchObject({ status: 'PUBLISHED' });
@@ -165,7 +165,7 @@ describe('LinkedIn images', () => {
     const retryNow = () => sql`UPDATE graphile_worker._private_jobs SET run_at = now() WHERE key = ${`publish-schedule:${id}`}`;
 
     // The 429: a transient failure, the retry queued after LinkedIn's Retry-After.
-    const settledOr = (retries: number) => (row: { status: string; retryCount: number }) => row.retryCount === retries || row.status === 'PUBLISHED' || row.status === 'FAILED';
+    const settledOr = (retries: number) => (row: { status: string; retryCount: number }) => row.retryCount === retries || isSettled(row);
     const throttled = await eventually(state, settledOr(1), 20_000);
     expect(throttled.status, throttled.failureReason ?? '').toBe('SCHEDULED');
     expect(throttled.runAt!.getTime()).toBeGreaterThan(Date.now() + 50_000);
@@ -174,7 +174,7 @@ describe('LinkedIn images', () => {
     const dropped = await eventually(state, settledOr(2), 20_000);
     expect(dropped, dropped.failureReason ?? '').toMatchObject({ status: 'SCHEDULED', retryCount: 2 });
     await retryNow();
-    const done = await eventually(state, (row) => row.status === 'PUBLISHED' || row.status === 'FAILED', 30_000);
+    const done = await eventually(state, isSettled, 30_000);
     expect(done.status, done.failureReason ?? '').toBe('PUBLISHED');
 
     const posts = [...fake.posts.values()].filter((post) => post.author === `urn:li:person:${member.sub}`);

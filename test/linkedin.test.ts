@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { startFakeLinkedIn, type FakeLinkedIn, type FakeMember } from './support/linkedin.js';
 import { admin } from './support/processes.js';
-import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
  * LinkedIn end to end, as a browser and an API client drive it, against the contract fake of LinkedIn on loopback
@@ -106,16 +106,8 @@ async function scheduleState(id: string) {
   return row!;
 }
 
-async function until<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() - started > timeoutMs) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-const settled = (id: string) => until(() => scheduleState(id), (s) => s.status === 'PUBLISHED' || s.status === 'FAILED');
+const until = <T>(read: () => Promise<T>, check: (value: T) => boolean) => eventually(read, check, 20_000);
+const settled = (id: string) => until(() => scheduleState(id), isSettled);
 
 /** Runs the schedule's queued retry now, rather than after its backoff. */
 const retryNow = (id: string) => sql`UPDATE graphile_worker._private_jobs SET run_at = now() WHERE key = ${`publish-schedule:${id}`}`;

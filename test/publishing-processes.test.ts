@@ -3,7 +3,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectThroughForm, createAccount, postsOf, type TestAccount } from './support/bluesky.js';
 import { alive, run, stop, waitFor, type Running } from './support/processes.js';
-import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
  * The publishing engine in a real `npm run worker` process, stopped the two ways a host stops it: SIGKILL (a crash,
@@ -68,7 +68,7 @@ const stateOf = async (id: string) =>
 async function settled(id: string) {
   for (const since = Date.now(); Date.now() - since < 30_000; await new Promise((resolve) => setTimeout(resolve, 50))) {
     const state = await stateOf(id);
-    if (state.status === 'PUBLISHED' || state.status === 'FAILED') return state;
+    if (isSettled(state)) return state;
   }
   return stateOf(id);
 }

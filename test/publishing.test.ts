@@ -6,7 +6,7 @@ import { PlatformError, platforms } from '../src/platforms/index.js';
 import { parseEncryptionKey, secretsFrom } from '../src/secrets.js';
 import { createAccount, postsOf, type TestAccount } from './support/bluesky.js';
 import { admin } from './support/processes.js';
-import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
  * The publishing engine against a real PDS on loopback (test/support/pds.ts): connecting through the HTML form as a
@@ -78,7 +78,7 @@ async function settled(ids: string[], timeoutMs = 20_000): Promise<ScheduleState
     const rows = await sql<ScheduleState[]>`
       SELECT id, status, platform_post_id, release_url, published_at, failure_reason, failure_detail, retry_count, last_attempt
       FROM schedules WHERE id = ANY(${ids}::uuid[]) ORDER BY thread_order`;
-    if (rows.every((row) => row.status === 'PUBLISHED' || row.status === 'FAILED') || Date.now() - started > timeoutMs) return rows;
+    if (rows.every(isSettled) || Date.now() - started > timeoutMs) return rows;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

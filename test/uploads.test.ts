@@ -10,7 +10,7 @@ import { operations } from '../operations/index.js';
 import { definePlan, setWorkspacePlan } from '../src/plans.js';
 import { createAccount } from './support/bluesky.js';
 import { photo } from './support/images.js';
-import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
  * Uploads against the embedded S3-compatible server the service starts (src/storage/embedded.ts), with real image
@@ -443,7 +443,7 @@ describe('publishing images', () => {
     const schedule = await eventually(
       async () => (await sql<{ status: string; platformPostId: string | null; failureReason: string | null }[]>`
         SELECT status, platform_post_id, failure_reason FROM schedules WHERE post_id = ${created.json.postId}`)[0]!,
-      (row) => row.status === 'PUBLISHED' || row.status === 'FAILED',
+      isSettled,
       30_000,
     );
     expect(schedule, schedule.failureReason ?? '').toMatchObject({ status: 'PUBLISHED' });

@@ -117,6 +117,9 @@ export async function call(
 }
 
 /** Usage is written in batches; wait until `check` holds (or give up after a few seconds and let it fail). */
+/** Whether the worker is done with a schedule: published, or given up on. */
+export const isSettled = (schedule: { status: string }) => schedule.status === 'PUBLISHED' || schedule.status === 'FAILED';
+
 export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
   const started = Date.now();
   for (;;) {
