@@ -12,11 +12,14 @@
  *   (set by the adapter right before it sends the record) minus its `scheduledAt`;
  * - throughput: as many due at once; schedules / (the last `publishedAt` − the commit that made them due).
  */
+import { fork } from 'node:child_process';
+import events from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { AtpAgent } from '@atproto/api';
 import { Logger, run as runWorker } from 'graphile-worker';
-import type postgres from 'postgres';
+import postgres from 'postgres';
 import { loadConfig } from '../src/config.js';
 import { startPds } from '../test/support/pds.js';
 import { bootstrap, connectBluesky, defineGenerousPlan } from './admin.js';
@@ -40,10 +43,22 @@ export interface TargetFigures {
   throughput: { schedules: number; seconds: number; perSecond: number };
 }
 
+export interface JobRate {
+  jobs: number;
+  seconds: number;
+  perSecond: number;
+}
+
 export interface PublishingFigures {
   workerConcurrency: number;
   pollIntervalMs: number;
-  emptyJobs: { jobs: number; seconds: number; perSecond: number };
+  emptyJobs: JobRate;
+  /**
+   * The least any engine on this queue does per schedule, as jobs of a bare task: the claim (a compare-and-set on a
+   * row of a table without the schedules' indexes), one POST of a record to the same loopback endpoint with Node's
+   * fetch, and the record of the outcome. No engine that claims, calls and records can publish faster than this.
+   */
+  floorJobs: JobRate;
   targets: TargetFigures[];
 }
 
@@ -77,6 +92,8 @@ export async function measurePublishing(
   } finally {
     await loopback.stop();
   }
+  progress(`publishing: graphile-worker running ${options.schedules} floor jobs (claim, one call to a loopback endpoint, record)`);
+  const floorJobs = await floorJobRate(database, options.schedules, config.workerConcurrency, config.workerPollIntervalMs);
 
   progress(`publishing: graphile-worker running ${options.schedules} empty jobs`);
   const emptyJobs = await emptyJobRate(database, options.schedules, config.workerConcurrency, config.workerPollIntervalMs);
@@ -94,7 +111,7 @@ export async function measurePublishing(
   } finally {
     await pds.stop();
   }
-  return { workerConcurrency: config.workerConcurrency, pollIntervalMs: config.workerPollIntervalMs, emptyJobs, targets };
+  return { workerConcurrency: config.workerConcurrency, pollIntervalMs: config.workerPollIntervalMs, emptyJobs, floorJobs, targets };
 }
 
 interface Target {
@@ -128,7 +145,7 @@ async function measureTarget(
 
   progress(`publishing (${id}): ${schedules} schedules due within ${spreadSeconds} s`);
   const stepMs = (spreadSeconds * 1000) / schedules;
-  const delayIds = await makeDue(sql, delayPosts, sql`now() + ${LEAD_MS} * interval '1 millisecond' + (n - 1) * ${stepMs} * interval '1 millisecond'`);
+  const delayIds = await makeDue(sql, delayPosts, sql`now() + ${LEAD_MS} * interval '1 millisecond' + (n - 1) * ${stepMs}::float8 * interval '1 millisecond'`);
   await allPublished(sql, delayIds, LEAD_MS + spreadSeconds * 1000 + 120_000);
   const sent = await sentAt();
   const rows = await sql<{ platformPostId: string; scheduledAt: Date }[]>`
@@ -210,9 +227,53 @@ async function allPublished(sql: postgres.Sql, ids: string[], timeoutMs: number)
  * graphile-worker's own rate on this database: `jobs` jobs of a task that does nothing, added at once, run by a
  * runner with the service's concurrency and polling interval, after a warm-up batch.
  */
-async function emptyJobRate(database: Database, jobs: number, concurrency: number, pollInterval: number) {
+function emptyJobRate(database: Database, jobs: number, concurrency: number, pollInterval: number): Promise<JobRate> {
+  return jobRate(database, jobs, concurrency, pollInterval, async () => {});
+}
+
+/**
+ * The floor (PublishingFigures.floorJobs), on a table of its own that is dropped afterwards. The endpoint runs in a
+ * process of its own, as it does for the engine (the service's process calls the bench's).
+ */
+async function floorJobRate(database: Database, jobs: number, concurrency: number, pollInterval: number): Promise<JobRate> {
+  const endpoint = fork(fileURLToPath(new URL('./loopback-child.ts', import.meta.url)), { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const sql = postgres(database.url, { max: concurrency, onnotice: () => {}, connection: { application_name: 'postwise bench floor' } });
+  try {
+    const [platformUrl] = (await events.once(endpoint, 'message')) as [string];
+    await sql`CREATE TABLE bench_floor (n int PRIMARY KEY, status text NOT NULL, last_attempt timestamptz, published_at timestamptz, uri text)`;
+    await sql`INSERT INTO bench_floor (n, status) SELECT n, 'SCHEDULED' FROM generate_series(1, ${jobs + WARMUP_JOBS}::int) n`;
+    return await jobRate(database, jobs, concurrency, pollInterval, async (n) => {
+      const [claimed] = await sql`
+        UPDATE bench_floor SET status = 'PUBLISHING', last_attempt = now() WHERE n = ${n} AND status = 'SCHEDULED' RETURNING n`;
+      if (!claimed) throw new Error(`floor job ${n} found its row claimed`);
+      const response = await fetch(`${platformUrl}/xrpc/com.atproto.repo.createRecord`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer floor' },
+        body: JSON.stringify({
+          repo: 'bench.test',
+          collection: 'app.bsky.feed.post',
+          rkey: `floor${n}`,
+          record: { $type: 'app.bsky.feed.post', text: `Floor job ${n}`, createdAt: new Date().toISOString() },
+        }),
+      });
+      const { uri } = (await response.json()) as { uri: string };
+      await sql`UPDATE bench_floor SET status = 'PUBLISHED', published_at = now(), uri = ${uri} WHERE n = ${n}`;
+    });
+  } finally {
+    endpoint.disconnect();
+    await sql`DROP TABLE IF EXISTS bench_floor`;
+    await sql.end({ timeout: 5 });
+  }
+}
+
+const WARMUP_JOBS = 100;
+
+/** `jobs` jobs of `task` (given 1, 2, … in turn), added at once and run as emptyJobRate runs them, after a warm-up batch. */
+async function jobRate(database: Database, jobs: number, concurrency: number, pollInterval: number, task: (n: number) => Promise<void>): Promise<JobRate> {
   let done = 0;
   let lastDone = 0;
+  let next = 0;
+  let failed: unknown;
   const runner = await runWorker({
     connectionString: database.url,
     concurrency,
@@ -220,7 +281,12 @@ async function emptyJobRate(database: Database, jobs: number, concurrency: numbe
     noHandleSignals: true,
     logger: new Logger(() => () => {}),
     taskList: {
-      'bench-empty-job': async () => {
+      'bench-job': async () => {
+        try {
+          await task(++next);
+        } catch (error) {
+          failed ??= error;
+        }
         done++;
         lastDone = performance.now();
       },
@@ -229,14 +295,15 @@ async function emptyJobRate(database: Database, jobs: number, concurrency: numbe
   try {
     const batch = async (count: number) => {
       done = 0;
-      await database.sql`SELECT graphile_worker.add_job('bench-empty-job', '{}'::json) FROM generate_series(1, ${count}::int)`;
+      await database.sql`SELECT graphile_worker.add_job('bench-job', '{}'::json) FROM generate_series(1, ${count}::int)`;
       const started = performance.now();
       for (const since = Date.now(); done < count; await sleep(5)) {
-        if (Date.now() - since > 300_000) throw new Error(`${done} of ${count} empty jobs done after 300 s`);
+        if (Date.now() - since > 300_000) throw new Error(`${done} of ${count} bench jobs done after 300 s`);
       }
+      if (failed) throw failed;
       return (lastDone - started) / 1000;
     };
-    await batch(Math.min(100, jobs));
+    await batch(Math.min(WARMUP_JOBS, jobs));
     const seconds = await batch(jobs);
     return { jobs, seconds, perSecond: jobs / seconds };
   } finally {

@@ -1,5 +1,6 @@
 /** Figures from the runs: medians, error totals, the ratios against their targets, the table and the JSON. */
 import { cpus } from 'node:os';
+import type { InProcessFigure } from './in-process.js';
 import type { LoadResult } from './load.js';
 import type { Options } from './options.js';
 import type { PublishingFigures } from './publishing.js';
@@ -45,6 +46,8 @@ export interface Report {
   calendar: CalendarFigures;
   scenarios: ScenarioFigures[];
   ratios: Ratio[];
+  /** The list operations alone, in the bench's process without HTTP (bench/in-process.ts): the ceiling of their REST figures. */
+  inProcess: InProcessFigure[];
   /** Keys at their rate limits for a few minutes (bench/soak.ts). */
   soak: SoakFigures;
   /** Parallel creates under one Idempotency-Key. */
@@ -122,6 +125,7 @@ export function buildReport(
   tags: number,
   calendar: CalendarFigures,
   scenarios: ScenarioFigures[],
+  inProcess: InProcessFigure[],
   soaked: { soak: SoakFigures; burst: BurstFigures },
   serviceStoppedCleanly: boolean,
 ): Report {
@@ -135,9 +139,10 @@ export function buildReport(
     calendar,
     scenarios,
     ratios: ratiosOf(scenarios),
+    inProcess,
     soak: soaked.soak,
     idempotencyBurst: soaked.burst,
-    errors: scenarios.some(hasErrors) || soaked.soak.problems.length > 0 || soaked.burst.problems.length > 0,
+    errors: scenarios.some(hasErrors) || inProcess.some((figure) => figure.wrongAnswers > 0) || soaked.soak.problems.length > 0 || soaked.burst.problems.length > 0,
     serviceStoppedCleanly,
   };
 }
@@ -175,9 +180,25 @@ export function renderMarkdown(report: Report): string {
     '|---|--:|--:|---|',
     ...report.ratios.map((r) => row([r.description, fixed(r.value, 2), `${r.comparison === '>=' ? '≥' : '≤'} ${r.target}`, r.met ? 'yes' : 'no'])),
     '',
+    ...renderInProcess(report),
+    '',
     ...renderSoak(report.soak, report.idempotencyBurst),
   ];
   return lines.join('\n');
+}
+
+/** The ceiling of each list's REST figure: its operation alone, against the same baseline. */
+function renderInProcess(report: Report): string[] {
+  const baseline = (id: InProcessFigure['id']) => report.scenarios.find((s) => s.id === `baseline-${id}`)!.requestsPerSecond;
+  return [
+    `The list operations alone: run in the bench's own process through the pipeline (as the admin command runs them), ` +
+      `${report.settings.connections} calls at once, no HTTP, no socket, no key check; every answer checked against the bytes the service sent over HTTP. ` +
+      'No work on the HTTP side can lift a REST figure above its operation\'s.',
+    '',
+    '| Operation | calls/s | / its baseline (bare Express, same bytes) | wrong answers |',
+    '|---|--:|--:|--:|',
+    ...report.inProcess.map((f) => row([f.operationId, fixed(f.callsPerSecond, 0), fixed(f.callsPerSecond / baseline(f.id), 2), f.wrongAnswers])),
+  ];
 }
 
 function renderSoak(soak: SoakFigures, burst: BurstFigures): string[] {
@@ -220,6 +241,7 @@ export function publishingReport(figures: PublishingFigures): PublishingReport {
   const loopback = figures.targets.find((target) => target.id === 'loopback')!;
   const p99 = loopback.delay.p99Ms;
   const rate = loopback.throughput.perSecond / figures.emptyJobs.perSecond;
+  const floor = figures.floorJobs.perSecond / figures.emptyJobs.perSecond;
   return {
     ...figures,
     ratios: [
@@ -232,16 +254,29 @@ export function publishingReport(figures: PublishingFigures): PublishingReport {
         target: 0.5,
         met: rate >= 0.5,
       },
+      {
+        id: 'floorThroughputVsEmptyJobs',
+        description: 'floor jobs a second (claim, one call, record) / graphile-worker empty jobs a second: the most any engine reaches here',
+        value: floor,
+        comparison: '>=',
+        target: 0.5,
+        met: floor >= 0.5,
+      },
     ],
   };
 }
+
+const loopbackRate = (figures: PublishingFigures) => figures.targets.find((target) => target.id === 'loopback')!.throughput.perSecond;
 
 export function renderPublishing(report: PublishingReport): string {
   return [
     `Publishing engine: the service's worker (concurrency ${report.workerConcurrency}, polling every ${report.pollIntervalMs} ms); ` +
       `delay = the record's createdAt (set right before the call) − scheduledAt, over schedules due evenly within the spread; ` +
       `throughput = schedules due at once / (last publishedAt − the commit that made them due). graphile-worker's empty jobs: ` +
-      `${report.emptyJobs.jobs} at once, same concurrency and polling, ${fixed(report.emptyJobs.perSecond, 0)} jobs/s.`,
+      `${report.emptyJobs.jobs} at once, same concurrency and polling, ${fixed(report.emptyJobs.perSecond, 0)} jobs/s. ` +
+      `Floor jobs (the least an engine does per schedule: claim a row by compare-and-set, POST one record with Node's fetch (as @atproto/api sends) ` +
+      `to the same loopback endpoint, run in a process of its own, record the outcome): ${report.floorJobs.jobs} at once, the same runner settings, ${fixed(report.floorJobs.perSecond, 0)} jobs/s; ` +
+      `the engine publishes ${fixed(loopbackRate(report) / report.floorJobs.perSecond, 2)} as many a second as the floor runs.`,
     '',
     '| Target | schedules (delay) | spread s | delay p50 ms | delay p99 ms | delay max ms | schedules (throughput) | published/s |',
     '|---|--:|--:|--:|--:|--:|--:|--:|',

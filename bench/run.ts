@@ -17,6 +17,7 @@ import { makeFixture } from './fixture.js';
 import { measure } from './load.js';
 import { parseOptions, type Options } from './options.js';
 import { rssMb } from './procs.js';
+import { measureInProcess, type InProcessFigure } from './in-process.js';
 import { measurePublishing } from './publishing.js';
 import { buildReport, figuresOf, hasErrors, publishingReport, renderMarkdown, renderPublishing, type PublishingReport, type Report, type Run, type ScenarioFigures } from './report.js';
 import { checkScenario, fetchBytes, POSTS_PATH, scenarios, SCHEDULES_PATH, USERS_ME_PATH } from './scenarios.js';
@@ -58,7 +59,7 @@ async function makeBigCalendar(options: Options, service: RunningService): Promi
   }
 }
 
-async function measureAll(options: Options, service: RunningService): Promise<{ calendar: Calendar; figures: ScenarioFigures[] }> {
+async function measureAll(options: Options, service: RunningService): Promise<{ calendar: Calendar; figures: ScenarioFigures[]; inProcess: InProcessFigure[] }> {
   progress('making the fixture: a plan, workspaces, tags, channels, posts');
   const fixture = await makeFixture(service.env, service.url, TAGS);
   const calendar = await makeBigCalendar(options, service);
@@ -105,7 +106,17 @@ async function measureAll(options: Options, service: RunningService): Promise<{ 
       runs.get(scenario.id)!.push({ ...result, rssAfterMb: rssMb(scenario.pid) });
     }
   }
-  return { calendar, figures: list.map((scenario) => figuresOf(scenario, runs.get(scenario.id)!, rssAtStart.get(scenario.id))) };
+  progress('the list operations alone, in this process, without HTTP');
+  const inProcess = await measureInProcess(
+    service.env,
+    fixture.lists,
+    [
+      { id: 'posts', operationId: 'listPosts', bytes: posts! },
+      { id: 'schedules', operationId: 'listSchedules', bytes: schedules! },
+    ],
+    { concurrency: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.durationSeconds },
+  );
+  return { calendar, inProcess, figures: list.map((scenario) => figuresOf(scenario, runs.get(scenario.id)!, rssAtStart.get(scenario.id))) };
 }
 
 async function measureEngine(options: Options, service: RunningService): Promise<PublishingReport> {
@@ -126,13 +137,13 @@ async function main(): Promise<number> {
     stoppedCleanly = (await service.stop()).clean;
   });
 
-  let measured: { calendar: Calendar; figures: ScenarioFigures[]; soaked: { soak: SoakFigures; burst: BurstFigures } } | undefined;
+  let measured: { calendar: Calendar; figures: ScenarioFigures[]; inProcess: InProcessFigure[]; soaked: { soak: SoakFigures; burst: BurstFigures } } | undefined;
   let publishing: PublishingReport | undefined;
   try {
     if (options.only !== 'publishing') {
-      const { calendar, figures } = await measureAll(options, service);
+      const { calendar, figures, inProcess } = await measureAll(options, service);
       // After the timed scenarios, so its load does not disturb them; on the same service, in the same run.
-      measured = { calendar, figures, soaked: await runSoak(service, options.soakSeconds, progress) };
+      measured = { calendar, figures, inProcess, soaked: await runSoak(service, options.soakSeconds, progress) };
     }
     if (options.only !== 'http') publishing = await measureEngine(options, service);
   } catch (error) {
@@ -146,7 +157,7 @@ async function main(): Promise<number> {
   let report: Report | undefined;
   if (measured) {
     const { schedules, posts, insertSeconds, analyzeSeconds } = measured.calendar;
-    report = buildReport(options, TAGS, { schedules, posts, insertSeconds, analyzeSeconds }, measured.figures, measured.soaked, stoppedCleanly);
+    report = buildReport(options, TAGS, { schedules, posts, insertSeconds, analyzeSeconds }, measured.figures, measured.inProcess, measured.soaked, stoppedCleanly);
     console.log(renderMarkdown(report));
   }
   if (publishing) console.log(`${report ? '\n' : ''}${renderPublishing(publishing)}`);

@@ -32,7 +32,9 @@ export async function startService(): Promise<RunningService> {
   // An external database is used as given; otherwise a fresh embedded cluster, removed at the end.
   const dataDir = process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), 'postwise-bench-'));
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...(dataDir && { DATA_DIR: dataDir }) };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  // BENCH_CPU_PROF=DIR: the service writes a V8 CPU profile there when it stops (summarise it with bench/profile-top.ts).
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/main.ts'], {
     cwd: projectRoot,
     env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
     // A group of its own, so one signal reaches tsx, node and Postgres, and Ctrl-C on the bench does not.

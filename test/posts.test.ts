@@ -266,6 +266,7 @@ describe('platform rules', () => {
     ['300 letters with a combining accent', 'e\u0301'.repeat(300)],
     ['120 family emoji (ZWJ sequences of 25 bytes: 3000 bytes)', '👨‍👩‍👧‍👦'.repeat(120)],
     ['300 flags (pairs of regional indicators)', '🇫🇷'.repeat(300)],
+    ['150 letters each followed by CR LF (one grapheme: 450 UTF-16 units)', 'a\r\n'.repeat(150)],
   ])('Bluesky counts graphemes, not UTF-16 units: %s fits', async (_name, content) => {
     expect((await draft(content, sky)).status).toBe(201);
   });
@@ -273,6 +274,8 @@ describe('platform rules', () => {
   it.each([
     ['301 thumbs up', '👍'.repeat(301), '301 graphemes; Bluesky allows at most 300'],
     ['301 combining sequences', 'e\u0301'.repeat(301), '301 graphemes; Bluesky allows at most 300'],
+    ['301 ASCII letters', 'x'.repeat(301), '301 graphemes; Bluesky allows at most 300'],
+    ['151 letters each followed by CR LF', 'a\r\n'.repeat(151), '302 graphemes; Bluesky allows at most 300'],
     ['121 family emoji: 3025 bytes', '👨‍👩‍👧‍👦'.repeat(121), '3025 bytes of UTF-8; Bluesky allows at most 3000'],
   ])('Bluesky refuses %s', async (_name, content, message) => {
     const answer = await draft(content, sky);

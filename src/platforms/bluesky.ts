@@ -40,10 +40,13 @@ function parseAtUri(uri: string): { repo: string; rkey: string } {
   return { repo, rkey };
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
 const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
 
 /** Bluesky counts what a reader sees as one character: an emoji with its modifiers, a letter with its accents. */
 export function countGraphemes(text: string): number {
+  // ASCII needs no segmenter (the slow part of a create): each character is a grapheme, but CR LF is one.
+  if (ASCII.test(text)) return text.length - (text.match(/\r\n/g)?.length ?? 0);
   let count = 0;
   for (const _ of graphemes.segment(text)) count++;
   return count;

@@ -49,6 +49,8 @@ interface Claimed {
   releaseUrl: string | null;
   /** Whether a thread part follows this schedule (saves a claim that would find none). */
   hasNextPart: boolean;
+  /** Whether its post has images (saves their query for the many posts without). */
+  hasImages: boolean;
   /** Its channel's platform and credentials, read with the claim (saves a query per job). */
   platform: StoredIntegration['platform'];
   tokenStatus: string;
@@ -78,6 +80,7 @@ async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefin
       s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url, s.post_sent_at, s.first_comment_sent_at,
       EXISTS (SELECT 1 FROM schedules n WHERE n.thread_root_schedule_id = coalesce(s.thread_root_schedule_id, s.id)
         AND n.thread_order = s.thread_order + 1) AS has_next_part,
+      EXISTS (SELECT 1 FROM attachments a WHERE a.post_id = s.post_id) AS has_images,
       i.platform, i.token_status, i.connect_status, i.credentials`;
   return claimed;
 }
@@ -139,7 +142,7 @@ async function publishOne(
   const mayExist = !account.lookUp && schedule.postSentAt !== null;
   const confirmed = !account.lookUp && schedule.platformPostId ? { id: schedule.platformPostId, url: schedule.releaseUrl ?? '', ref: schedule.platformPostId } : null;
   // The post's images (the thread's first post carries them), unless the platform confirmed it already.
-  const images = schedule.threadOrder === 0 && !confirmed ? await imagesOf(app, schedule.postId) : undefined;
+  const images = schedule.threadOrder === 0 && !confirmed && schedule.hasImages ? await imagesOf(app, schedule.postId) : undefined;
   const outgoing: OutgoingPost = { key, text: schedule.scheduledContent, settings: schedule.settings, replyTo, mayExist, images };
   const post =
     confirmed ||
