@@ -40,7 +40,7 @@ function parseAtUri(uri: string): { repo: string; rkey: string } {
   return { repo, rkey };
 }
 
-const ASCII = /^[\x00-\x7f]*$/;
+const ASCII = /^[^\u0080-\uffff]*$/;
 const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
 
 /** Bluesky counts what a reader sees as one character: an emoji with its modifiers, a letter with its accents. */
