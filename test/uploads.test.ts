@@ -368,6 +368,9 @@ describe('media on posts', () => {
     const calendar = await rest(`/schedules?startDate=${encodeURIComponent(new Date().toISOString())}&view=agenda`);
     const entry = calendar.json.schedules.find((schedule: any) => schedule.postId === created.json.postId);
     expect(entry.post).toMatchObject({ attachmentCount: 2, thumbnail: { url: post.attachments[0].media.variants['1:1'].url, type: 'IMAGE', width: 40, height: 40 } });
+    // The single schedule shows its post as the calendar does.
+    const one = await rest(`/schedules/${entry.id}?postId=${created.json.postId}`);
+    expect(one.json.schedules[0].post).toEqual(entry.post);
 
     const [third] = await mediaIds(1);
     const patched = await rest(`/posts/${created.json.postId}`, { method: 'PATCH', body: { media: [{ id: third, altText: 'new' }, { id: first }] } });

@@ -67,11 +67,20 @@ export function toCalendarSchedule(row: CalendarRow, storage: Storage): z.input<
   const first = row.thumbnailText
     ? (JSON.parse(row.thumbnailText) as { objectKey: string; type: string; width: number | null; height: number | null; square: { objectKey: string; width: number; height: number } | null })
     : null;
-  const preview = first?.square ?? first;
   if (schedule.threadOrder === 0) schedule.attachmentMediaUrls = row.mediaKeys.map((key) => storage.publicUrl(key));
   schedule.post.attachmentCount = row.mediaKeys.length;
-  schedule.post.thumbnail = first && preview ? { url: storage.publicUrl(preview.objectKey), type: first.type, width: preview.width, height: preview.height } : null;
+  const url = (stored: { objectKey: string }) => storage.publicUrl(stored.objectKey);
+  schedule.post.thumbnail = first ? thumbnailOf({ ...first, url: url(first) }, first.square ? { ...first.square, url: url(first.square) } : undefined) : null;
   return schedule;
+}
+
+/** The calendar's preview of a post: its first medium's square crop once made, else that medium itself. */
+export function thumbnailOf(
+  first: { url: string; type: string; width: number | null; height: number | null },
+  square: { url: string; width: number; height: number } | undefined,
+): z.input<typeof CalendarPost>['thumbnail'] {
+  const preview = square ?? first;
+  return { url: preview.url, type: first.type, width: preview.width, height: preview.height };
 }
 
 export const cursorOf = (row: CalendarRow) => ({ scheduledAt: row.cursorAt, id: row.id });

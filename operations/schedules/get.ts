@@ -3,7 +3,7 @@ import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { loadPosts, Post, PostSchedule } from '../posts/post.js';
-import { CalendarPost } from './calendar.js';
+import { CalendarPost, thumbnailOf } from './calendar.js';
 
 export default defineOperation({
   id: 'getSchedule',
@@ -22,8 +22,9 @@ export default defineOperation({
     const [post] = await loadPosts(db, storage, auth.workspaceId, [postId]);
     const schedule = post?.schedules.find((candidate) => candidate.id === id);
     if (!post || !schedule) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
-    const [attachments] = await db<{ count: number }[]>`SELECT count(*)::int AS count FROM attachments WHERE post_id = ${postId}`;
-    const summary = { id: post.id, content: post.content, createdAt: post.createdAt, attachmentCount: attachments!.count, thumbnail: null };
+    const first = post.attachments[0]?.media;
+    const thumbnail = first ? thumbnailOf(first, first.variants['1:1']) : null;
+    const summary = { id: post.id, content: post.content, createdAt: post.createdAt, attachmentCount: post.attachments.length, thumbnail };
     return { ...post, schedules: [{ ...schedule, post: summary }] };
   },
 });
