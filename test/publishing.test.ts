@@ -277,6 +277,49 @@ describe('publishing', () => {
     expect(posts.filter((post) => (post.value as any).text === 'Claimed, then the worker died')).toHaveLength(1);
   });
 
+  it('a thread whose middle part was deleted goes on without it: the part after it replies to the one before', async () => {
+    const future = new Date(Date.now() + 365 * 86_400_000).toISOString();
+    const [root, middle, last] = await createPost(
+      { content: 'A thread losing its middle', scheduledAt: future, thread: [{ content: 'Middle, deleted' }, { content: 'Last, published' }] },
+      [integrationId],
+      'SCHEDULED_TIME',
+    );
+    expect((await rest(`/schedules/${middle!.id}`, { method: 'DELETE', body: {} })).status).toBe(200);
+    // Due now, its job with it, as a reschedule moves them.
+    await sql`UPDATE schedules SET scheduled_at = now() WHERE id IN (${root!.id}, ${last!.id})`;
+    await sql`SELECT graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', ${root!.id}::uuid), job_key := ${`publish-schedule:${root!.id}`})`;
+    const states = await settled([root!.id, last!.id]);
+    expect(states.map((s) => s.status)).toEqual(['PUBLISHED', 'PUBLISHED']);
+    const first = await getRecord(states[0]!.platformPostId!);
+    const ref = { uri: first.uri, cid: first.cid };
+    expect(((await getRecord(states[1]!.platformPostId!)).value as any).reply).toEqual({ root: ref, parent: ref });
+  });
+
+  it('a thread whose worker stopped between two parts: the sweep queues the next part, which replies in its place', async () => {
+    const future = new Date(Date.now() + 365 * 86_400_000).toISOString();
+    const [root, one, two] = await createPost(
+      { content: 'Stopped between parts', scheduledAt: future, thread: [{ content: 'Part one, after the stop' }, { content: 'Part two, after the stop' }] },
+      [integrationId],
+      'SCHEDULED_TIME',
+    );
+    // What the stopped worker left: the first post published an hour ago (its record on the PDS), the parts due, no job.
+    const rkey = recordKey({ scheduleId: root!.id, createdAt: root!.createdAt, kind: 'post' });
+    const record = { $type: 'app.bsky.feed.post', text: 'Stopped between parts', createdAt: new Date().toISOString() };
+    const created = (await account.agent.com.atproto.repo.createRecord({ repo: account.did, collection: 'app.bsky.feed.post', rkey, record })).data;
+    await sql`UPDATE schedules SET scheduled_at = now() - interval '1 hour' WHERE post_id = (SELECT post_id FROM schedules WHERE id = ${root!.id})`;
+    await sql`
+      UPDATE schedules SET status = 'PUBLISHED', published_at = now() - interval '1 hour', last_attempt = now() - interval '1 hour',
+        platform_post_id = ${created.uri} WHERE id = ${root!.id}`;
+    await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${root!.id}`})`;
+
+    const states = await settled([one!.id, two!.id]);
+    expect(states.map((s) => s.status)).toEqual(['PUBLISHED', 'PUBLISHED']);
+    const rootRef = { uri: created.uri, cid: created.cid };
+    const first = await getRecord(states[0]!.platformPostId!);
+    expect((first.value as any).reply).toEqual({ root: rootRef, parent: rootRef });
+    expect(((await getRecord(states[1]!.platformPostId!)).value as any).reply).toEqual({ root: rootRef, parent: { uri: first.uri, cid: first.cid } });
+  });
+
   it('a channel without credentials fails its schedules with a reason to connect it', async () => {
     const bare = (await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Never connected' })).id;
     const [schedule] = await createPost({ content: 'Nowhere to go' }, [bare]);

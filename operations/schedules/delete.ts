@@ -14,7 +14,8 @@ export default defineOperation({
   summary: 'Cancel one schedule, or delete what it published',
   description:
     'Removes a DRAFT, SCHEDULED or FAILED schedule (and, for a thread\'s first schedule, its thread parts) with its queued publish job, ' +
-    'in one transaction: nothing is published for it afterwards. The post and its other schedules stay. The monthly quota a live ' +
+    'in one transaction: nothing is published for it afterwards. The post and its other schedules stay; a thread goes on without a ' +
+    'deleted part, the part after it replying to the part before it. The monthly quota a live ' +
     'schedule spent is not given back. A PUBLISHED schedule is deleted on the platform instead (for a thread\'s first schedule, with ' +
     'its published parts and its first comment) and keeps its row, with `platformDeletedAt` set; deleting it again changes nothing. ' +
     'When the platform refuses or does not answer: 502 PLATFORM_ERROR, nothing changed here. A PUBLISHING schedule answers 409 INVALID_STATE.',

@@ -33,7 +33,7 @@ export async function startWorker(app: AppContext, connectionString: string): Pr
   let sweeping: Promise<unknown> = Promise.resolve();
   const sweep = setInterval(() => {
     sweeping = recoverAbandoned(app.db, app.config.publishStaleMs)
-      .then((ids) => ids.length && app.logger.warn('schedules left publishing by a stopped worker are retried', { scheduleIds: ids }))
+      .then((ids) => ids.length && app.logger.warn('schedules a stopped worker left behind are queued again', { scheduleIds: ids }))
       .catch((error) => app.logger.error('recovering abandoned schedules failed', { error }));
   }, app.config.publishRecoveryIntervalMs);
   return {

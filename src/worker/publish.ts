@@ -79,7 +79,7 @@ async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefin
     RETURNING s.id, s.post_id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
       s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url, s.post_sent_at, s.first_comment_sent_at,
       EXISTS (SELECT 1 FROM schedules n WHERE n.thread_root_schedule_id = coalesce(s.thread_root_schedule_id, s.id)
-        AND n.thread_order = s.thread_order + 1) AS has_next_part,
+        AND n.thread_order > s.thread_order) AS has_next_part,
       EXISTS (SELECT 1 FROM attachments a WHERE a.post_id = s.post_id) AS has_images,
       i.platform, i.token_status, i.connect_status, i.credentials`;
   return claimed;
@@ -104,10 +104,12 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
   try {
     if (schedule.threadRootScheduleId) {
       if (!account.lookUp) throw permanent(`${label} posts cannot be threaded: publish this part as a post of its own`);
-      // A part retried on its own replies under the records of the thread's first post and the part before it.
+      // A part retried on its own replies under the records of the thread's first post and the part before it (a part
+      // deleted in between is skipped: the thread goes on without it).
       root = (await account.lookUp(await keyOf(db, threadRoot))) ?? undefined;
       const before = await db<{ id: string }[]>`
-        SELECT id FROM schedules WHERE thread_root_schedule_id = ${threadRoot} AND thread_order = ${schedule.threadOrder - 1}`;
+        SELECT id FROM schedules WHERE thread_root_schedule_id = ${threadRoot} AND thread_order < ${schedule.threadOrder}
+        ORDER BY thread_order DESC LIMIT 1`;
       parent = before[0] ? ((await account.lookUp(await keyOf(db, before[0].id))) ?? undefined) : root;
       if (!root || !parent) throw permanent(`The ${before[0] ? 'part' : 'post'} this part replies to is not on ${label}: publish it first`);
     }
@@ -117,7 +119,8 @@ async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSig
       root ??= published;
       parent = published;
       if (!schedule.hasNextPart) return;
-      const next = await claim(db, db`thread_root_schedule_id = ${threadRoot} AND thread_order = ${schedule.threadOrder + 1}`);
+      const next = await claim(db, db`thread_root_schedule_id = ${threadRoot} AND thread_order = (
+        SELECT min(thread_order) FROM schedules WHERE thread_root_schedule_id = ${threadRoot} AND thread_order > ${schedule.threadOrder})`);
       if (!next) return;
       schedule = next;
     }
@@ -328,6 +331,9 @@ const permanent = (message: string) => new PlatformError('permanent', message, n
  * Puts back to SCHEDULED every schedule PUBLISHING for longer than `staleMs` (its worker died mid-job: graphile-worker
  * would only retry the job hours later, and that job would find it PUBLISHING and do nothing), and queues the
  * first of each thread again. Their next attempt looks the record up before publishing: nothing is published twice.
+ * Also queues a due thread part without a job that waits behind a part published more than `staleMs` ago: its worker
+ * stopped between the two (a thread's parts have no job of their own; the job of its first schedule goes on from part
+ * to part).
  */
 export async function recoverAbandoned(db: Database, staleMs: number): Promise<string[]> {
   return db.begin(async (tx) => {
@@ -335,7 +341,17 @@ export async function recoverAbandoned(db: Database, staleMs: number): Promise<s
       UPDATE schedules SET status = 'SCHEDULED', updated_at = now()
       WHERE status = 'PUBLISHING' AND last_attempt < now() - ${staleMs} * interval '1 millisecond'
       RETURNING id`;
-    const ids = reset.map((row) => row.id);
+    const stranded = await tx<{ id: string }[]>`
+      SELECT s.id FROM schedules s
+      CROSS JOIN LATERAL (
+        SELECT b.status, b.published_at FROM schedules b
+        WHERE (b.id = s.thread_root_schedule_id OR b.thread_root_schedule_id = s.thread_root_schedule_id) AND b.thread_order < s.thread_order
+        ORDER BY b.thread_order DESC LIMIT 1) before
+      WHERE s.status = 'SCHEDULED' AND s.thread_root_schedule_id IS NOT NULL AND s.scheduled_at <= now()
+        AND before.status = 'PUBLISHED' AND before.published_at < now() - ${staleMs} * interval '1 millisecond'
+        -- A part with a job of its own (retried by a user, or waiting for its next retry) is left to it.
+        AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j WHERE j.key = ${`${PUBLISH_TASK}:`} || s.id)`;
+    const ids = [...reset, ...stranded].map((row) => row.id);
     const firsts = await tx<{ id: string }[]>`
       SELECT s.id FROM schedules s
       WHERE s.id = ANY(${ids}::uuid[]) AND NOT EXISTS (
