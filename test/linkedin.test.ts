@@ -318,11 +318,20 @@ describe('publishing to LinkedIn', () => {
     const id = await createPost({ content: 'Made, answer lost' }, [pageChannel]);
     const waiting = await until(() => scheduleState(id), (s) => s.retryCount === 1);
     expect(waiting).toMatchObject({ status: 'SCHEDULED', retryCount: 1 });
+    // While that retry waits, its text stays: a new one would not be refused as a duplicate, and would be a second post.
+    const [{ postId }] = [...(await sql<{ postId: string }[]>`SELECT post_id FROM schedules WHERE id = ${id}`)] as [{ postId: string }];
+    const edited = await rest(`/posts/${postId}`, { method: 'PATCH', body: { content: 'Made, answer lost, then edited' } });
+    expect(edited.status, edited.text).toBe(200);
+    expect(edited.json.message).toContain('1 schedule was not altered');
+    const named = await rest(`/posts/${postId}`, { method: 'PATCH', body: { schedules: [{ id, content: 'Edited directly' }] } });
+    expect(named.status).toBe(409);
+    expect(named.json).toEqual({ code: 'INVALID_STATE', message: expect.stringContaining('is waiting to retry a send that got no answer (the post may be live)') });
     await retryNow(id);
     const failed = await settled(id);
     expect(failed).toMatchObject({ status: 'FAILED', failureDetail: { status: 422, platformCode: 'DUPLICATE_POST' } });
     expect(failed.failureReason).toContain('probably published it');
     expect(postsBy(pageUrn).filter((post) => post.text === 'Made, answer lost')).toHaveLength(1);
+    expect(postsBy(pageUrn).filter((post) => post.text !== 'Made, answer lost' && post.text.startsWith('Made, answer lost'))).toHaveLength(0);
   });
 
   it('a 429 then a lost answer: the lost answer is still retried once, and the duplicate answer then says probably published', async () => {

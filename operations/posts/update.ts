@@ -20,9 +20,20 @@ interface LockedSchedule {
   platform: Platform;
   name: string;
   connectStatus: string;
+  /** Sent to a platform that cannot be asked (post_sent_at), with no answer yet: its retry is queued, and the post may be live. */
+  sentUnanswered: boolean;
 }
 
-const editable = (schedule: LockedSchedule) => schedule.status === 'DRAFT' || schedule.status === 'SCHEDULED' || schedule.status === 'FAILED';
+/**
+ * Whether a change may reach the schedule: not while it is publishing or published, nor while a send whose answer was
+ * lost waits for its retry (the retry sends the text again as one that may exist; a new text would be a second post).
+ */
+const editable = (schedule: LockedSchedule) =>
+  schedule.status === 'DRAFT' || schedule.status === 'FAILED' || (schedule.status === 'SCHEDULED' && !schedule.sentUnanswered);
+const frozenReason = (schedule: LockedSchedule) =>
+  schedule.sentUnanswered && schedule.status === 'SCHEDULED'
+    ? 'is waiting to retry a send that got no answer (the post may be live); it cannot be changed until the retry settles it, or delete it'
+    : `is ${schedule.status}; it cannot be changed`;
 
 export default defineOperation({
   id: 'updatePost',
@@ -32,8 +43,10 @@ export default defineOperation({
   summary: 'Change a post: its content, tags, first comment, per-schedule content, or schedule its drafts',
   description: [
     'Every field is optional; what is sent changes, what is not stays. Schedules that are PUBLISHING or PUBLISHED are never',
-    'altered: a change of the post\'s content or first comment skips them (the message says how many), and naming one in',
-    '`schedules` answers 409 INVALID_STATE.',
+    'altered, nor a SCHEDULED one waiting to retry a send to a platform that cannot be asked (LinkedIn) whose answer was lost:',
+    'its retry sends the same text, so that the platform can refuse it as a duplicate if the first one went out. A change of',
+    'the post\'s content or first comment skips them (the message says how many), and naming one in `schedules` answers 409',
+    'INVALID_STATE.',
     '',
     '- `content`: the post\'s text, and the text of each unpublished schedule that published the post\'s text (a schedule with its',
     '  own content, an override, keeps it; thread parts keep theirs).',
@@ -76,7 +89,8 @@ export default defineOperation({
         SELECT content FROM posts WHERE id = ${id} AND organization_id = ${auth.workspaceId} FOR UPDATE`;
       if (!post) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
       const schedules = await tx<LockedSchedule[]>`
-        SELECT s.id, s.status, s.scheduled_content, s.thread_order, s.integration_id, i.platform, i.name, i.connect_status
+        SELECT s.id, s.status, s.scheduled_content, s.thread_order, s.integration_id, i.platform, i.name, i.connect_status,
+          s.post_sent_at IS NOT NULL AS sent_unanswered
         FROM schedules s JOIN integrations i ON i.id = s.integration_id
         WHERE s.post_id = ${id} ORDER BY i.id, s.thread_order FOR NO KEY UPDATE OF s`;
       const roots = schedules.filter((schedule) => schedule.threadOrder === 0);
@@ -89,7 +103,7 @@ export default defineOperation({
       for (const [index, edit] of (change.schedules ?? []).entries()) {
         const schedule = schedules.find((candidate) => candidate.id === edit.id);
         if (!schedule) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: body.schedules[${index}].id is not a schedule of this post`);
-        if (!editable(schedule)) return fail('INVALID_STATE', `body.schedules[${index}]: the schedule is ${schedule.status}; it cannot be changed`);
+        if (!editable(schedule)) return fail('INVALID_STATE', `body.schedules[${index}]: the schedule ${frozenReason(schedule)}`);
         const noThreads = schedule.threadOrder > 0 ? threadRefused(`body.schedules[${index}] (thread part ${schedule.threadOrder})`, schedule) : undefined;
         if (noThreads) return fail('VALIDATION_ERROR', noThreads);
         if (edit.content !== undefined) check(`body.schedules[${index}].content`, edit.content, schedule);
@@ -145,7 +159,8 @@ export default defineOperation({
         'Post updated',
         promoted ? `${promoted} draft schedule${promoted === 1 ? '' : 's'} made live` : '',
         frozen && (change.content !== undefined || change.firstComment !== undefined)
-          ? `${frozen} schedule${frozen === 1 ? ' was' : 's were'} not altered because ${frozen === 1 ? 'it is' : 'they are'} PUBLISHING or PUBLISHED`
+          ? `${frozen} schedule${frozen === 1 ? ' was' : 's were'} not altered because ${frozen === 1 ? 'it is' : 'they are'} PUBLISHING or PUBLISHED, ` +
+            'or waiting to retry a send that got no answer'
           : '',
       ];
       return { postId: id, message: notes.filter(Boolean).join('; ') };
