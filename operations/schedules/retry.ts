@@ -11,7 +11,8 @@ export default defineOperation({
   visibility: 'public',
   summary: 'Publish a failed schedule again, now',
   description:
-    'Only a FAILED schedule: it becomes SCHEDULED, due now, its failure cleared, with its publish job queued in the same transaction; ' +
+    'Only a FAILED schedule: it becomes SCHEDULED, due now, its failure cleared and its automatic retries renewed (retryCount 0), ' +
+    'with its publish job queued in the same transaction; ' +
     'the FAILED thread parts after it come along. Any other status answers 409 INVALID_STATE naming it. Needs an active subscription ' +
     '(402). The monthly quota is not spent again: the schedule spent it when it was first made live.',
   input: { path: z.object({ scheduleId: uuid }) },
@@ -26,7 +27,7 @@ export default defineOperation({
       const root = threadRootScheduleId ?? scheduleId;
       await tx`
         UPDATE schedules SET status = 'SCHEDULED', scheduled_at = date_trunc('milliseconds', now()),
-          failure_reason = NULL, failure_detail = NULL, updated_at = now()
+          failure_reason = NULL, failure_detail = NULL, retry_count = 0, updated_at = now()
         WHERE status = 'FAILED' AND (id = ${scheduleId} OR (thread_root_schedule_id = ${root} AND thread_order > ${threadOrder}))`;
       await enqueuePublish(tx, [scheduleId]);
       return { success: true };
