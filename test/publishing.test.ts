@@ -233,6 +233,19 @@ describe('publishing', () => {
     expect(integration.lastValidatedAt).not.toBeNull();
   });
 
+  it('a mention of a handle that does not resolve is published as plain text, the other facets kept', async () => {
+    const content = `Hello @nobody-here.test and @${account.handle} #kept`;
+    const [schedule] = await createPost({ content }, [integrationId]);
+    const [state] = await settled([schedule!.id]);
+    expect(state, JSON.stringify(state)).toMatchObject({ status: 'PUBLISHED', failureReason: null });
+    const value = (await getRecord(state!.platformPostId!)).value as any;
+    expect(value.text).toBe(content);
+    expect(facetsOf(value)).toEqual([
+      { index: byteRange(content, `@${account.handle}`), features: [{ $type: 'app.bsky.richtext.facet#mention', did: account.did }] },
+      { index: byteRange(content, '#kept'), features: [{ $type: 'app.bsky.richtext.facet#tag', tag: 'kept' }] },
+    ]);
+  });
+
   it('two workers racing for one due schedule make one record', async () => {
     const second = await startTestService({ databaseUrl: service.databaseUrl, encryptionKey: service.service.core.app.config.encryptionKey }, { api: false, worker: true });
     try {

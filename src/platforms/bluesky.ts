@@ -16,6 +16,7 @@ const MAX_GRAPHEMES = 300;
 // The AT Protocol lexicon of app.bsky.feed.post also caps the text at 3000 bytes of UTF-8.
 const MAX_BYTES = 3000;
 const POST = 'app.bsky.feed.post';
+const MENTION = 'app.bsky.richtext.facet#mention';
 // app.bsky.embed.images: at most 4 images, each blob at most 1,000,000 bytes; the app caps alt text at 2000 graphemes.
 const MAX_IMAGES = 4;
 export const MAX_IMAGE_BYTES = 1_000_000;
@@ -236,6 +237,11 @@ const publisher: Publisher = {
           const text = new RichText({ text: post.text });
           // Mentions are resolved to DIDs through the account's PDS; links and hashtags are found in the text.
           await text.detectFacets(agent);
+          // A handle that does not resolve (no such account, or the lookup failed) stays plain text, as Bluesky's app
+          // leaves it: a mention without a DID would make the PDS refuse the whole record.
+          const facets = text.facets
+            ?.map((facet) => ({ ...facet, features: facet.features.filter((feature) => !(feature.$type === MENTION && !(feature as { did?: string }).did)) }))
+            .filter((facet) => facet.features.length > 0);
           const reply = post.replyTo && {
             root: { uri: post.replyTo.root.id, cid: post.replyTo.root.ref },
             parent: { uri: post.replyTo.parent.id, cid: post.replyTo.parent.ref },
@@ -244,7 +250,7 @@ const publisher: Publisher = {
           const record = {
             $type: POST,
             text: text.text,
-            facets: text.facets,
+            facets: facets?.length ? facets : undefined,
             langs: langsOf(post.settings),
             createdAt: new Date().toISOString(),
             ...(reply && { reply }),
