@@ -135,10 +135,11 @@ function refreshingWhenRefused(account: PublishingAccount): PublishingAccount {
 /** What a `credentials` failure leaves on the channel: its tokenStatus, connectionErrorCode and connectionError. */
 export async function markConnectionFailed(db: Sql, integrationId: string, error: PlatformError): Promise<void> {
   const connection = error.connection ?? { tokenStatus: 'REVOKED', code: 'REFRESH_TOKEN_REVOKED' };
+  // A channel already REVOKED or EXPIRED is refused before any call (openAccount): its own error, which says why, stays.
   await db`
     UPDATE integrations SET token_status = ${connection.tokenStatus}, connection_error_code = ${connection.code},
       connection_error = ${error.message}, updated_at = now()
-    WHERE id = ${integrationId}`;
+    WHERE id = ${integrationId} AND token_status NOT IN ('REVOKED', 'EXPIRED')`;
 }
 
 /**

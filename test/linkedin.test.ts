@@ -552,6 +552,12 @@ describe('LinkedIn token health', () => {
     expect(failed).toMatchObject({ status: 'FAILED' });
     expect(failed.failureReason).toContain('cannot be read with this ENCRYPTION_KEY');
     expect((await integrations()).find((i: any) => i.id === id)).toMatchObject({ tokenStatus: 'REVOKED', connectionErrorCode: 'CREDENTIALS_UNREADABLE' });
+    // The next due schedule fails as the channel says, and leaves the channel's own error as it was.
+    const next = await settled(await createPost({ content: 'Under another key, again' }, [id]));
+    expect(next.failureReason).toContain('reconnect the channel');
+    const channel = (await integrations()).find((i: any) => i.id === id);
+    expect(channel).toMatchObject({ tokenStatus: 'REVOKED', connectionErrorCode: 'CREDENTIALS_UNREADABLE' });
+    expect(channel.connectionError).toContain('cannot be read with this ENCRYPTION_KEY');
     expect(postsBy(`urn:li:person:${member.sub}`)).toHaveLength(0);
   });
 
