@@ -723,6 +723,24 @@ describe('moves, timeouts and sessions', () => {
       expect((await postsOf(who)).map((post) => (post.value as any).text).sort()).toEqual(['After a new login', 'After a refresh', 'With the stored session']);
       const integration = (await rest('/integrations')).json.find((candidate: any) => candidate.id === id);
       expect(integration).toMatchObject({ tokenStatus: 'VALID', connectionErrorCode: null });
+
+      // The database refuses the store of the next renewed session once (a sequence is not rolled back with it): the
+      // publish that renewed it succeeds all the same, and so does the next one on the same account.
+      await sql.unsafe(`
+        CREATE SEQUENCE refuse_once;
+        CREATE FUNCTION refuse_once() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN IF nextval('refuse_once') = 1 THEN RAISE EXCEPTION 'the database is away for a moment'; END IF; RETURN NEW; END $$;
+        CREATE TRIGGER refuse_once BEFORE UPDATE OF credentials ON integrations FOR EACH ROW WHEN (NEW.id = '${id}') EXECUTE FUNCTION refuse_once();`);
+      try {
+        expire = 'access token';
+        const [fourth] = await createPost({ content: 'Renewed, the store refused' }, [id]);
+        expect((await settled([fourth!.id]))[0]!.status).toBe('PUBLISHED');
+        expect((await sql<{ isCalled: boolean }[]>`SELECT is_called FROM refuse_once`)[0]!.isCalled).toBe(true); // it did refuse
+        const [fifth] = await createPost({ content: 'Then once more' }, [id]);
+        expect((await settled([fifth!.id]))[0]!.status).toBe('PUBLISHED');
+      } finally {
+        await sql.unsafe('DROP TRIGGER refuse_once ON integrations; DROP FUNCTION refuse_once(); DROP SEQUENCE refuse_once;');
+      }
     } finally {
       app.platformFetch = undefined;
     }

@@ -167,8 +167,10 @@ const publisher: Publisher = {
     // Both tokens: an access token made in the same second for the same account can be the same string.
     const tokensOf = (data: AtpSessionData | undefined) => `${data?.accessJwt} ${data?.refreshJwt}`;
     let saved = tokensOf(credentials.session);
-    /** The storing of the last renewed session, awaited before a call returns. */
+    /** The storing of the last renewed session, awaited before a call returns; it never rejects (see keepSession). */
     let pending: Promise<void> = Promise.resolve();
+    /** Why the last renewed session could not be stored, until an explicit refresh reports it. */
+    let unsaved: unknown;
 
     /**
      * Takes up the stored session as it is, without a call: the client refreshes its access token when the PDS says
@@ -188,12 +190,23 @@ const publisher: Publisher = {
         await login(session, credentials.identifier, credentials.appPassword);
       }
     };
-    /** Stores a renewed session (sealed, by the engine), so the next job neither refreshes nor logs in again. */
+    /**
+     * Stores a renewed session (sealed, by the engine), so the next job neither refreshes nor logs in again. A store
+     * that fails (the database away for a moment) fails no call: the session in hand works, the next renewal stores
+     * again, and a process that reads the older session logs in again with the app password. refreshCredentials,
+     * whose purpose the store is, reports it.
+     */
     const keepSession = async () => {
       const current = session.session;
-      if (current && tokensOf(current) !== saved) {
-        saved = tokensOf(current);
+      if (!current || tokensOf(current) === saved) return;
+      const before = saved;
+      saved = tokensOf(current);
+      try {
         await saveCredentials({ ...credentials, session: current, pdsUrl: session.pdsUrl?.href });
+        unsaved = undefined;
+      } catch (error) {
+        saved = before;
+        unsaved = error;
       }
     };
     /** Runs `call` in the session; what fails is classified (a credentials failure is for the engine to refresh). */
@@ -222,15 +235,20 @@ const publisher: Publisher = {
       refreshCredentials: () =>
         withSession(async () => {
           // The refresh token first (no createSession spent); when the PDS refuses it, a new login with the app password.
-          if (session.session) {
-            try {
-              await session.refreshSession();
-              return;
-            } catch (error) {
-              if (classify(error, false).kind !== 'credentials') throw error;
+          const renew = async () => {
+            if (session.session) {
+              try {
+                await session.refreshSession();
+                return;
+              } catch (error) {
+                if (classify(error, false).kind !== 'credentials') throw error;
+              }
             }
-          }
-          await login(session, credentials.identifier, credentials.appPassword);
+            await login(session, credentials.identifier, credentials.appPassword);
+          };
+          await renew();
+          await pending;
+          if (unsaved) throw unsaved;
         }, false),
       publish: (post) =>
         withSession(async () => {
