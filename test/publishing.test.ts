@@ -633,6 +633,28 @@ describe('moves, timeouts and sessions', () => {
     }
   });
 
+  it('a publish slower than PUBLISH_STALE_MS is not taken for abandoned while it runs: one call, one record', async () => {
+    const app = service.service.core.app;
+    let creates = 0;
+    // Each create takes 1.5 stale periods here (3 s): only the attempt's heartbeat keeps the sweep away from it.
+    app.platformFetch = async (input, init) => {
+      if (urlOf(input).includes('/xrpc/com.atproto.repo.createRecord')) {
+        creates++;
+        await new Promise((resolve) => setTimeout(resolve, 4500));
+      }
+      return fetch(input, init);
+    };
+    try {
+      const [schedule] = await createPost({ content: 'Slow, but alive' }, [integrationId]);
+      const [state] = await settled([schedule!.id], 30_000);
+      expect(state).toMatchObject({ status: 'PUBLISHED', retryCount: 0 });
+      expect(creates).toBe(1);
+      expect((await postsOf(account)).filter((post) => (post.value as any).text === 'Slow, but alive')).toHaveLength(1);
+    } finally {
+      app.platformFetch = undefined;
+    }
+  });
+
   it('a platform that never answers is abandoned after PLATFORM_TIMEOUT_MS: looked up, then retried, or found published', async () => {
     const app = service.service.core.app;
     const timeoutBefore = app.config.platformTimeoutMs;

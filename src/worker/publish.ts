@@ -87,8 +87,27 @@ async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefin
 
 async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSignal): Promise<void> {
   const { db } = app;
-  let schedule = await claim(db, db`id = ${scheduleId}`);
+  const schedule = await claim(db, db`id = ${scheduleId}`);
   if (!schedule) return;
+  // A live attempt says so (last_attempt of the thread's part being published) well within PUBLISH_STALE_MS, however
+  // many slow calls it makes (images, a thread): recoverAbandoned takes only a schedule whose worker stopped saying it.
+  const thread = schedule.threadRootScheduleId ?? schedule.id;
+  const heartbeat = setInterval(() => {
+    db`UPDATE schedules SET last_attempt = now() WHERE (id = ${thread} OR thread_root_schedule_id = ${thread}) AND status = 'PUBLISHING'`.catch(
+      (error: unknown) => app.logger.warn('a publishing heartbeat was not written', { scheduleId, error }),
+    );
+  }, Math.max(250, app.config.publishStaleMs / 3));
+  try {
+    await publishClaimed(app, schedule, signal);
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+/** Publishes a claimed schedule, then the thread parts after it. */
+async function publishClaimed(app: AppContext, first: Claimed, signal: AbortSignal): Promise<void> {
+  const { db } = app;
+  let schedule = first;
   let opened: Awaited<ReturnType<typeof openAccount>>;
   try {
     opened = await openAccount(app, schedule.integrationId, signal, schedule);
