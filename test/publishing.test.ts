@@ -655,6 +655,32 @@ describe('moves, timeouts and sessions', () => {
     }
   });
 
+  it('a first comment refused for good after its post went out: PUBLISHED with a note, the thread going on', async () => {
+    const app = service.service.core.app;
+    app.platformFetch = async (input, init) => {
+      // The client sends a Request, its body inside.
+      const body = input instanceof Request ? await input.clone().text() : String(init?.body ?? '');
+      if (urlOf(input).includes('/xrpc/com.atproto.repo.createRecord') && body.includes('A comment refused')) {
+        return json(400, { error: 'InvalidRequest', message: 'Invalid app.bsky.feed.post record: something about the comment' });
+      }
+      return fetch(input, init);
+    };
+    try {
+      const schedules = await createPost({ content: 'Out, its comment not', firstComment: 'A comment refused', thread: [{ content: 'And its thread goes on' }] }, [integrationId]);
+      const [root, part] = await settled(schedules.map((s) => s.id));
+      expect(root).toMatchObject({ status: 'PUBLISHED', platformPostId: expect.stringMatching(/^at:\/\//), failureDetail: { status: 400 } });
+      expect(root!.failureReason).toBe(
+        'Published; its first comment was not: Bluesky refused the post: Invalid app.bsky.feed.post record: something about the comment. Add it by hand if it is still wanted',
+      );
+      expect(part).toMatchObject({ status: 'PUBLISHED', failureReason: null });
+      const texts = (await postsOf(account)).map((post) => (post.value as any).text);
+      expect(texts).toEqual(expect.arrayContaining(['Out, its comment not', 'And its thread goes on']));
+      expect(texts).not.toContain('A comment refused');
+    } finally {
+      app.platformFetch = undefined;
+    }
+  });
+
   it('a platform that never answers is abandoned after PLATFORM_TIMEOUT_MS: looked up, then retried, or found published', async () => {
     const app = service.service.core.app;
     const timeoutBefore = app.config.platformTimeoutMs;

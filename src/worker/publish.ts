@@ -134,7 +134,7 @@ async function publishClaimed(app: AppContext, first: Claimed, signal: AbortSign
     }
     for (;;) {
       const replyTo = root && parent ? { root, parent } : undefined;
-      const published = await publishOne(app, account, label, schedule, replyTo);
+      const published = await publishOne(app, account, label, schedule, replyTo, signal);
       root ??= published;
       parent = published;
       if (!schedule.hasNextPart) return;
@@ -156,6 +156,7 @@ async function publishOne(
   label: string,
   schedule: Claimed,
   replyTo: { root: PublishedPost; parent: PublishedPost } | undefined,
+  signal: AbortSignal,
 ) {
   const { db } = app;
   const key: PostKey = { scheduleId: schedule.id, createdAt: schedule.createdAt, kind: 'post' };
@@ -184,10 +185,14 @@ async function publishOne(
       replyTo: { root: replyTo?.root ?? post, parent: post },
       mayExist,
     };
-    if (account.lookUp) {
-      if (!(schedule.previousAttempt && (await account.lookUp(comment.key)))) await account.publish(comment);
-    } else {
-      note = await publishCommentOnce(app, account, label, schedule, comment);
+    try {
+      if (account.lookUp) {
+        if (!(schedule.previousAttempt && (await account.lookUp(comment.key)))) await account.publish(comment);
+      } else {
+        note = await publishCommentOnce(app, account, label, schedule, comment);
+      }
+    } catch (error) {
+      note = await commentRefused(app, schedule, error, signal);
     }
   }
   // One statement: the post's id and PUBLISHED, and the channel's last good check (written at most once a minute,
@@ -201,6 +206,23 @@ async function publishOne(
     UPDATE integrations SET last_validated_at = now()
     WHERE id IN (SELECT integration_id FROM published) AND (last_validated_at IS NULL OR last_validated_at < now() - interval '1 minute')`;
   return post;
+}
+
+/**
+ * A first comment that failed after its post went out: what a retry can settle is left to it (the post is found, or
+ * known, and only the comment is sent); otherwise the post is live, so the schedule is PUBLISHED with a note saying the
+ * comment is not there, and the thread goes on.
+ */
+async function commentRefused(app: AppContext, schedule: Claimed, error: unknown, signal: AbortSignal): Promise<{ reason: string; detail: FailureDetail }> {
+  if (!(error instanceof PlatformError)) throw error;
+  const passing = error.kind === 'transient' || error.kind === 'unknown';
+  if (passing && (signal.aborted || schedule.retryCount < MAX_RETRIES)) throw error;
+  app.logger.warn('first comment not published; the post is', { scheduleId: schedule.id, kind: error.kind, reason: error.message, status: error.detail.status });
+  if (error.kind === 'credentials') await markConnectionFailed(app.db, schedule.integrationId, error);
+  return {
+    reason: `Published; its first comment was not: ${error.message}${passing ? ` (gave up after ${MAX_RETRIES} retries)` : ''}. Add it by hand if it is still wanted`,
+    detail: error.detail,
+  };
 }
 
 /**
