@@ -145,7 +145,10 @@ describe('the whole flow', () => {
     const done = await rest('/uploads/complete', { method: 'POST', body: { uploadId: started.json.uploadId, checksum: sha256(bytes) } });
     expect(done.status, done.text).toBe(400);
     expect(done.json).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining('not a JPEG, PNG, WebP or GIF') });
-    expect(await sql`SELECT 1 FROM uploads WHERE id = ${started.json.uploadId}`).toHaveLength(0);
+    // Withdrawn until its URL expires (the upload-expiry task removes it then), and gone from the API.
+    expect(await sql`SELECT status FROM uploads WHERE id = ${started.json.uploadId}`).toEqual([{ status: 'withdrawn' }]);
+    expect((await fetch(started.json.signedUrl.split('?')[0])).status).toBe(404);
+    expect((await rest('/uploads/complete', { method: 'POST', body: { uploadId: started.json.uploadId, checksum: sha256(bytes) } })).status).toBe(404);
   });
 });
 
@@ -161,7 +164,7 @@ describe('what the signed URL and complete refuse', () => {
     expect(done.status, done.text).toBe(400);
     expect(done.json.code).toBe('CHECKSUM_MISMATCH');
     expect(await sql`SELECT 1 FROM media m JOIN uploads u ON u.id = m.upload_id WHERE u.id = ${started.json.uploadId}`).toHaveLength(0);
-    expect(await sql`SELECT 1 FROM uploads WHERE id = ${started.json.uploadId}`).toHaveLength(0);
+    expect(await sql`SELECT status FROM uploads WHERE id = ${started.json.uploadId}`).toEqual([{ status: 'withdrawn' }]);
     const objectUrl = started.json.signedUrl.split('?')[0];
     expect((await fetch(objectUrl)).status).toBe(404);
     const again = await rest('/uploads/complete', { method: 'POST', body: { uploadId: started.json.uploadId, checksum: declared } });
@@ -255,8 +258,23 @@ describe('the storage allowance', () => {
     expect(await sql`SELECT 1 FROM media WHERE id = ${first.json.mediaId}`).toHaveLength(0);
     for (const url of [first.json.publicUrl, ...Object.values(variants).map((variant: any) => variant.url)]) expect((await fetch(url)).status, url).toBe(404);
     expect((await rest(`/uploads/${first.json.uploadId}`, { method: 'DELETE', key: workspace.apiKey, body: {} })).status).toBe(404);
-    const bigger = await initiate(await photo(10, 10), { fileSize: bytes.length * 2 + 10 }, workspace.apiKey);
-    expect(bigger.status, bigger.text).toBe(200);
+    // Their signed URLs still accept a PUT until they expire: their bytes count until then, and what is PUT is removed.
+    const late = await put(pending.json.signedUrl, bytes, pending.json.requiredHeaders);
+    expect(late.status).toBe(200);
+    const whole = () => initiate(bytes, { fileSize: bytes.length * 2 + 10 }, workspace.apiKey);
+    const waiting = await whole();
+    expect(waiting.status, waiting.text).toBe(403);
+    expect(waiting.json.message).toContain('and deleted ones until their signed URL expires');
+    expect((await rest('/uploads/complete', { method: 'POST', key: workspace.apiKey, body: { uploadId: pending.json.uploadId, checksum: sha256(bytes) } })).status).toBe(404);
+    const [{ objectKey }] = [...(await sql<{ objectKey: string }[]>`SELECT object_key FROM uploads WHERE id = ${pending.json.uploadId}`)] as [{ objectKey: string }];
+    const { storage } = service.service.core.app;
+    expect(await storage.size(objectKey)).toBe(bytes.length);
+    // Past the URLs' expiry (moved here rather than waited for), with the expiry job run now: the file is gone, the bytes given back.
+    await sql`UPDATE uploads SET expires_at = now() - interval '1 second' WHERE id IN (${pending.json.uploadId}, ${first.json.uploadId})`;
+    await sql`UPDATE graphile_worker._private_jobs SET run_at = now() WHERE key = ${`upload-expiry:${pending.json.uploadId}`}`;
+    await eventually(() => storage.size(objectKey), (size) => size === null, 10_000);
+    expect(await sql`SELECT 1 FROM uploads WHERE id = ${pending.json.uploadId}`).toHaveLength(0);
+    expect((await whole()).status).toBe(200);
   });
 
   it('20 concurrent initiates cannot overrun it together', async () => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { checksum, createMedia, imageOf, lockUpload, reserveStorage, uploadResult, UploadResult } from './upload.js';
+import { checksum, createMedia, imageOf, lockUpload, reserveStorage, withdrawUpload, uploadResult, UploadResult } from './upload.js';
 
 type Refusal = { code: 'CHECKSUM_MISMATCH' | 'VALIDATION_ERROR' | 'STORAGE_QUOTA_EXCEEDED'; message: string };
 
@@ -44,7 +44,7 @@ export default defineOperation({
           : 'No file has been uploaded yet: PUT it to the signedUrl (with requiredHeaders) first');
       }
       const refuse = async (refusal: Refusal) => {
-        await tx`DELETE FROM uploads WHERE id = ${uploadId}`;
+        await withdrawUpload(tx, uploadId);
         await storage.delete([upload.objectKey]);
         return refusal;
       };

@@ -3,7 +3,7 @@ import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { success, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { storedVariants } from '../media/media.js';
-import { lockUpload } from './upload.js';
+import { lockUpload, withdrawUpload } from './upload.js';
 
 export default defineOperation({
   id: 'deleteUpload',
@@ -12,8 +12,9 @@ export default defineOperation({
   visibility: 'public',
   summary: 'Delete an upload: its file, its media and variants, and its share of the storage allowance',
   description: [
-    'Works at any stage: a pending upload releases its reservation (and the file, if it was PUT already); a completed one removes',
-    'its media and variants and gives the allowance back. Media attached to a post with a live schedule (SCHEDULED or PUBLISHING)',
+    'Works at any stage: a pending upload loses its file if it was PUT already; a completed one its media and variants. The bytes are',
+    'given back to the allowance when the upload\'s signed URL expires (`expiresAt`; at once when it has): until then the URL still',
+    'accepts a PUT, whose file is removed at the expiry. Media attached to a post with a live schedule (SCHEDULED or PUBLISHING)',
     'cannot be deleted (409 CONFLICT names the post): remove it from the post, or delete the schedule, first. Drafts, published and',
     'failed posts lose the attachment with the media. Deleting again answers 404.',
   ].join('\n'),
@@ -34,7 +35,7 @@ export default defineOperation({
           fail('CONFLICT', `The media is attached to post ${live.postId}, which has a ${live.status} schedule; remove it from the post (PATCH /posts/{id} with media) or delete that schedule first`);
         }
       }
-      await tx`DELETE FROM uploads WHERE id = ${uploadId}`;
+      await withdrawUpload(tx, uploadId);
       return [upload.objectKey, ...Object.values(media ? storedVariants(media) : {}).map((variant) => variant.objectKey)];
     });
     // After the commit: a failure here leaves unreachable objects (logged), never media whose file is gone.

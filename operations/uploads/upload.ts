@@ -66,8 +66,20 @@ export interface UploadRow {
 export async function lockUpload(tx: Sql, workspaceId: string, id: string): Promise<UploadRow | undefined> {
   const [upload] = await tx<UploadRow[]>`
     SELECT id, scenario_id, size, checksum, object_key, status, expires_at FROM uploads
-    WHERE id = ${id} AND organization_id = ${workspaceId} FOR UPDATE`;
+    WHERE id = ${id} AND organization_id = ${workspaceId} AND status <> 'withdrawn' FOR UPDATE`;
   return upload;
+}
+
+/**
+ * Takes an upload out of the API, with its media: removed when its signed URL has expired; otherwise withdrawn, since
+ * the URL still accepts a PUT until then: its bytes stay counted against the allowance (reserveStorage counts every
+ * upload whose URL still works) and the upload-expiry task removes what was PUT, and the row, at the expiry.
+ */
+export async function withdrawUpload(tx: Sql, uploadId: string): Promise<void> {
+  await tx`DELETE FROM media WHERE upload_id = ${uploadId}`;
+  const [withdrawn] = await tx`
+    UPDATE uploads SET status = 'withdrawn', updated_at = now() WHERE id = ${uploadId} AND expires_at > now() RETURNING id`;
+  if (!withdrawn) await tx`DELETE FROM uploads WHERE id = ${uploadId}`;
 }
 
 /** A completed upload as the API shows it. */
@@ -103,7 +115,8 @@ export async function reserveStorage(tx: Sql, workspaceId: string, bytes: number
   const usage = Number(used!.bytes);
   if (usage + bytes <= limit) return undefined;
   return (
-    `The ${workspace!.plan} plan allows ${count(limit, 'byte')} of storage; ${count(usage, 'byte')} are in use (uploads in progress included), ` +
+    `The ${workspace!.plan} plan allows ${count(limit, 'byte')} of storage; ${count(usage, 'byte')} are in use (uploads in progress included, ` +
+    'and deleted ones until their signed URL expires), ' +
     `and this upload needs ${count(bytes, 'more byte')}. Delete media (DELETE /uploads/{uploadId}) or change plan`
   );
 }
