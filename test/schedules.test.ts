@@ -249,6 +249,19 @@ describe('the state machine', () => {
     expect(await job(part1!.id)).toBeDefined();
   });
 
+  it('reschedule and retry make a FAILED schedule live as new: its failure cleared, its automatic retries renewed', async () => {
+    for (const move of ['reschedule', 'retry'] as const) {
+      const [row] = await schedule([future(85)]);
+      await force(row!.id, 'FAILED');
+      await sql`UPDATE schedules SET retry_count = 3, failure_reason = 'Bluesky did not answer (gave up after 3 retries)',
+        failure_detail = '{"status": 503}' WHERE id = ${row!.id}`;
+      const body = move === 'reschedule' ? { scheduledAt: future(95) } : {};
+      expect((await rest(`/posts/schedules/${row!.id}/${move}`, { method: 'POST', body })).status).toBe(200);
+      const [state] = await sql`SELECT status, retry_count AS "retryCount", failure_reason AS "failureReason", failure_detail AS "failureDetail" FROM schedules WHERE id = ${row!.id}`;
+      expect(state, move).toEqual({ status: 'SCHEDULED', retryCount: 0, failureReason: null, failureDetail: null });
+    }
+  });
+
   it('refuses a time in the past, and answers 402 for making a failed schedule live without a subscription', async () => {
     const [row] = await schedule([future(80)]);
     const past = await rest(`/posts/schedules/${row!.id}/reschedule`, { method: 'POST', body: { scheduledAt: new Date(Date.now() - HOUR).toISOString() } });

@@ -12,7 +12,8 @@ export default defineOperation({
   summary: 'Move a schedule to a new time',
   description:
     'Moves a DRAFT (it stays a draft, held at the new time), a SCHEDULED schedule (its publish job moves with it, in the same ' +
-    'transaction) or a FAILED one (it becomes SCHEDULED at the new time; needs an active subscription, 402). A thread moves whole: ' +
+    'transaction) or a FAILED one (it becomes SCHEDULED at the new time, its failure cleared and its automatic retries renewed, as a retry ' +
+    'does; needs an active subscription, 402). A thread moves whole: ' +
     'pass its first schedule, whose parts follow; a thread part alone answers 400. PUBLISHING and PUBLISHED answer 409 INVALID_STATE. ' +
     '`scheduledAt` must be in the future. The monthly quota is not spent again.',
   input: {
@@ -31,9 +32,13 @@ export default defineOperation({
         return fail('VALIDATION_ERROR', `This schedule is part ${locked.schedule.threadOrder} of a thread; reschedule its first schedule, ${locked.schedule.threadRootScheduleId}`);
       }
       // The thread's parts that have not been published move with it, as their first schedule does.
+      // A FAILED one goes live again as a retry does: its failure cleared, its automatic retries renewed.
       await tx`
         UPDATE schedules SET scheduled_at = ${scheduledAt}::timestamptz,
-          status = CASE status WHEN 'FAILED' THEN 'SCHEDULED' ELSE status END, updated_at = now()
+          status = CASE status WHEN 'FAILED' THEN 'SCHEDULED' ELSE status END,
+          failure_reason = CASE status WHEN 'FAILED' THEN NULL ELSE failure_reason END,
+          failure_detail = CASE status WHEN 'FAILED' THEN NULL ELSE failure_detail END,
+          retry_count = CASE status WHEN 'FAILED' THEN 0 ELSE retry_count END, updated_at = now()
         WHERE (id = ${scheduleId} OR thread_root_schedule_id = ${scheduleId}) AND status IN ('DRAFT', 'SCHEDULED', 'FAILED')`;
       await enqueuePublish(tx, [scheduleId]);
       return { success: true };
