@@ -434,6 +434,26 @@ describe('media on posts', () => {
     expect((await rest(`/uploads/${draftUpload!.uploadId}`, { method: 'DELETE', body: {} })).status).toBe(200);
     expect((await rest(`/posts/${draft.json.postId}`)).json.attachments).toEqual([]);
   });
+
+  it('a delete racing a draft going live waits for it, and then refuses: the live post keeps its image', async () => {
+    const [image] = await mediaIds(1);
+    const draft = await createPost({ scheduledAt: future(), media: [{ id: image }] }, [sky]);
+    const [row] = await sql<{ uploadId: string }[]>`SELECT upload_id FROM media WHERE id = ${image!}`;
+    let answer: Promise<Awaited<ReturnType<typeof rest>>> | undefined;
+    let answeredEarly = false;
+    // A transaction making the draft live, as updatePost's postAction does, still open while the delete comes.
+    await sql.begin(async (tx) => {
+      await tx`UPDATE schedules SET status = 'SCHEDULED' WHERE post_id = ${draft.json.postId}`;
+      answer = rest(`/uploads/${row!.uploadId}`, { method: 'DELETE', body: {} });
+      void answer.then(() => (answeredEarly = true));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    });
+    expect(answeredEarly).toBe(false);
+    const refused = await answer!;
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.json.message).toContain(`post ${draft.json.postId}, which has a SCHEDULED schedule`);
+    expect((await rest(`/posts/${draft.json.postId}`)).json.attachments.map((attachment: any) => attachment.mediaId)).toEqual([image]);
+  });
 });
 
 describe('publishing images', () => {
