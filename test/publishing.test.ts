@@ -474,6 +474,36 @@ describe('publishing', () => {
     expect((await rest(`/schedules/${schedules[0]!.id}`, { method: 'DELETE' })).status).toBe(200);
   });
 
+  it('DELETE /schedules/{id} on a thread\'s published first post cancels its parts not yet published, and waits for one being published', async () => {
+    const future = new Date(Date.now() + 365 * 86_400_000).toISOString();
+    const [root, one, two] = await createPost(
+      { content: 'First out, then deleted', scheduledAt: future, thread: [{ content: 'Being published' }, { content: 'Never published' }] },
+      [integrationId],
+      'SCHEDULED_TIME',
+    );
+    // What a worker midway through the thread leaves: the first post out (its record on the PDS), part one being published.
+    const rkey = recordKey({ scheduleId: root!.id, createdAt: root!.createdAt, kind: 'post' });
+    const record = { $type: 'app.bsky.feed.post', text: 'First out, then deleted', createdAt: new Date().toISOString() };
+    const created = (await account.agent.com.atproto.repo.createRecord({ repo: account.did, collection: 'app.bsky.feed.post', rkey, record })).data;
+    await sql`UPDATE schedules SET status = 'PUBLISHED', published_at = now(), platform_post_id = ${created.uri} WHERE id = ${root!.id}`;
+    await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${root!.id}`})`;
+    await sql`UPDATE schedules SET status = 'PUBLISHING', last_attempt = now() WHERE id = ${one!.id}`;
+
+    const busy = await rest(`/schedules/${root!.id}`, { method: 'DELETE' });
+    expect(busy.status).toBe(409);
+    expect(busy.json).toEqual({ code: 'INVALID_STATE', message: 'Part 1 of this thread is PUBLISHING; try again once it is published' });
+    expect((await getRecord(created.uri)).uri).toBe(created.uri);
+
+    await sql`UPDATE schedules SET status = 'SCHEDULED' WHERE id = ${one!.id}`;
+    const deleted = await rest(`/schedules/${root!.id}`, { method: 'DELETE' });
+    expect(deleted.status, deleted.text).toBe(200);
+    await expect(getRecord(created.uri)).rejects.toMatchObject({ error: 'RecordNotFound' });
+    expect(await sql`SELECT id FROM schedules WHERE id IN (${one!.id}, ${two!.id})`).toEqual([]);
+    expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE key IN (${`publish-schedule:${one!.id}`}, ${`publish-schedule:${two!.id}`})`).toEqual([]);
+    const [first] = await sql<{ status: string; platformDeletedAt: Date | null }[]>`SELECT status, platform_deleted_at FROM schedules WHERE id = ${root!.id}`;
+    expect(first).toMatchObject({ status: 'PUBLISHED', platformDeletedAt: expect.any(Date) });
+  });
+
   it('faults where the client really sends: an answer lost after the PDS accepted (500) is settled by the lookup, a 429 waits its Retry-After', async () => {
     const app = service.service.core.app;
     let fault: 'lose the answer' | 'rate limit' | undefined;

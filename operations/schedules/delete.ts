@@ -17,7 +17,8 @@ export default defineOperation({
     'in one transaction: nothing is published for it afterwards. The post and its other schedules stay; a thread goes on without a ' +
     'deleted part, the part after it replying to the part before it. The monthly quota a live ' +
     'schedule spent is not given back. A PUBLISHED schedule is deleted on the platform instead (for a thread\'s first schedule, with ' +
-    'its published parts and its first comment) and keeps its row, with `platformDeletedAt` set; deleting it again changes nothing. ' +
+    'its published parts and its first comment, while its parts not yet published are cancelled; 409 INVALID_STATE while a part ' +
+    'is PUBLISHING) and keeps its row, with `platformDeletedAt` set; deleting it again changes nothing. ' +
     'When the platform refuses or does not answer: 502 PLATFORM_ERROR, nothing changed here. A PUBLISHING schedule answers 409 INVALID_STATE.',
   input: { path: z.object({ id: uuid }) },
   output: success,
@@ -27,6 +28,21 @@ export default defineOperation({
     const [published] = await db<{ integrationId: string; threadRootScheduleId: string | null }[]>`
       SELECT integration_id, thread_root_schedule_id FROM schedules WHERE id = ${id} AND organization_id = ${auth.workspaceId} AND status = 'PUBLISHED'`;
     if (published) {
+      if (published.threadRootScheduleId === null) {
+        // A thread's first post going away takes the parts not yet published with it (a worker still on the thread
+        // finds nothing more to claim); a part being published now would reply to a deleted post: wait for it.
+        const busy = await db.begin(async (tx) => {
+          const parts = await tx<{ id: string; status: string; threadOrder: number }[]>`
+            SELECT id, status, thread_order FROM schedules WHERE thread_root_schedule_id = ${id} ORDER BY id FOR UPDATE`;
+          const running = parts.find((part) => part.status === 'PUBLISHING');
+          if (running) return running;
+          const cancelled = await tx<{ id: string }[]>`
+            DELETE FROM schedules WHERE thread_root_schedule_id = ${id} AND status IN ('DRAFT', 'SCHEDULED', 'FAILED') RETURNING id`;
+          await cancelPublish(tx, cancelled.map((row) => row.id));
+          return undefined;
+        });
+        if (busy) return fail('INVALID_STATE', `Part ${busy.threadOrder} of this thread is PUBLISHING; try again once it is published`);
+      }
       // The platform call is made outside any transaction: no row stays locked while the platform answers.
       const targets = await db<{ id: string; platformPostId: string; createdAt: Date; firstComment: string | null }[]>`
         SELECT id, platform_post_id, created_at, first_comment FROM schedules
