@@ -59,6 +59,22 @@ async function createPost(row: Record<string, unknown>, integrations: string[], 
     SELECT id, thread_order, created_at FROM schedules WHERE post_id = ${created.json.postId} ORDER BY thread_order`;
 }
 
+/** A thread of `parts`, a year ahead: its job does not run while a test plays the worker. */
+const farThread = (content: string, parts: string[]) =>
+  createPost({ content, scheduledAt: new Date(Date.now() + 365 * 86_400_000).toISOString(), thread: parts.map((part) => ({ content: part })) }, [integrationId], 'SCHEDULED_TIME');
+
+/** What a worker leaves once a thread's first post is out (`ago` before now): its record on the PDS, the schedule PUBLISHED, no job. */
+async function firstPostOut(root: { id: string; createdAt: Date }, text: string, ago = '0 seconds') {
+  const rkey = recordKey({ scheduleId: root.id, createdAt: root.createdAt, kind: 'post' });
+  const record = { $type: 'app.bsky.feed.post', text, createdAt: new Date().toISOString() };
+  const created = (await account.agent.com.atproto.repo.createRecord({ repo: account.did, collection: 'app.bsky.feed.post', rkey, record })).data;
+  await sql`
+    UPDATE schedules SET status = 'PUBLISHED', published_at = now() - ${ago}::interval, last_attempt = now() - ${ago}::interval,
+      platform_post_id = ${created.uri} WHERE id = ${root.id}`;
+  await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${root.id}`})`;
+  return created;
+}
+
 interface ScheduleState {
   id: string;
   status: string;
@@ -291,12 +307,7 @@ describe('publishing', () => {
   });
 
   it('a thread whose middle part was deleted goes on without it: the part after it replies to the one before', async () => {
-    const future = new Date(Date.now() + 365 * 86_400_000).toISOString();
-    const [root, middle, last] = await createPost(
-      { content: 'A thread losing its middle', scheduledAt: future, thread: [{ content: 'Middle, deleted' }, { content: 'Last, published' }] },
-      [integrationId],
-      'SCHEDULED_TIME',
-    );
+    const [root, middle, last] = await farThread('A thread losing its middle', ['Middle, deleted', 'Last, published']);
     expect((await rest(`/schedules/${middle!.id}`, { method: 'DELETE', body: {} })).status).toBe(200);
     // Due now, its job with it, as a reschedule moves them.
     await sql`UPDATE schedules SET scheduled_at = now() WHERE id IN (${root!.id}, ${last!.id})`;
@@ -309,21 +320,10 @@ describe('publishing', () => {
   });
 
   it('a thread whose worker stopped between two parts: the sweep queues the next part, which replies in its place', async () => {
-    const future = new Date(Date.now() + 365 * 86_400_000).toISOString();
-    const [root, one, two] = await createPost(
-      { content: 'Stopped between parts', scheduledAt: future, thread: [{ content: 'Part one, after the stop' }, { content: 'Part two, after the stop' }] },
-      [integrationId],
-      'SCHEDULED_TIME',
-    );
-    // What the stopped worker left: the first post published an hour ago (its record on the PDS), the parts due, no job.
-    const rkey = recordKey({ scheduleId: root!.id, createdAt: root!.createdAt, kind: 'post' });
-    const record = { $type: 'app.bsky.feed.post', text: 'Stopped between parts', createdAt: new Date().toISOString() };
-    const created = (await account.agent.com.atproto.repo.createRecord({ repo: account.did, collection: 'app.bsky.feed.post', rkey, record })).data;
+    const [root, one, two] = await farThread('Stopped between parts', ['Part one, after the stop', 'Part two, after the stop']);
+    // What the stopped worker left: the first post published an hour ago, the parts due, no job.
+    const created = await firstPostOut(root!, 'Stopped between parts', '1 hour');
     await sql`UPDATE schedules SET scheduled_at = now() - interval '1 hour' WHERE post_id = (SELECT post_id FROM schedules WHERE id = ${root!.id})`;
-    await sql`
-      UPDATE schedules SET status = 'PUBLISHED', published_at = now() - interval '1 hour', last_attempt = now() - interval '1 hour',
-        platform_post_id = ${created.uri} WHERE id = ${root!.id}`;
-    await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${root!.id}`})`;
 
     const states = await settled([one!.id, two!.id]);
     expect(states.map((s) => s.status)).toEqual(['PUBLISHED', 'PUBLISHED']);
@@ -475,18 +475,9 @@ describe('publishing', () => {
   });
 
   it('DELETE /schedules/{id} on a thread\'s published first post cancels its parts not yet published, and waits for one being published', async () => {
-    const future = new Date(Date.now() + 365 * 86_400_000).toISOString();
-    const [root, one, two] = await createPost(
-      { content: 'First out, then deleted', scheduledAt: future, thread: [{ content: 'Being published' }, { content: 'Never published' }] },
-      [integrationId],
-      'SCHEDULED_TIME',
-    );
-    // What a worker midway through the thread leaves: the first post out (its record on the PDS), part one being published.
-    const rkey = recordKey({ scheduleId: root!.id, createdAt: root!.createdAt, kind: 'post' });
-    const record = { $type: 'app.bsky.feed.post', text: 'First out, then deleted', createdAt: new Date().toISOString() };
-    const created = (await account.agent.com.atproto.repo.createRecord({ repo: account.did, collection: 'app.bsky.feed.post', rkey, record })).data;
-    await sql`UPDATE schedules SET status = 'PUBLISHED', published_at = now(), platform_post_id = ${created.uri} WHERE id = ${root!.id}`;
-    await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${root!.id}`})`;
+    const [root, one, two] = await farThread('First out, then deleted', ['Being published', 'Never published']);
+    // What a worker midway through the thread leaves: the first post out, part one being published.
+    const created = await firstPostOut(root!, 'First out, then deleted');
     await sql`UPDATE schedules SET status = 'PUBLISHING', last_attempt = now() WHERE id = ${one!.id}`;
 
     const busy = await rest(`/schedules/${root!.id}`, { method: 'DELETE' });
