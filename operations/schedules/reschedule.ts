@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { success, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
-import { lockForMove } from './state.js';
+import { liveAgain, lockForMove } from './state.js';
 
 export default defineOperation({
   id: 'rescheduleSchedule',
@@ -32,13 +32,8 @@ export default defineOperation({
         return fail('VALIDATION_ERROR', `This schedule is part ${locked.schedule.threadOrder} of a thread; reschedule its first schedule, ${locked.schedule.threadRootScheduleId}`);
       }
       // The thread's parts that have not been published move with it, as their first schedule does.
-      // A FAILED one goes live again as a retry does: its failure cleared, its automatic retries renewed.
       await tx`
-        UPDATE schedules SET scheduled_at = ${scheduledAt}::timestamptz,
-          status = CASE status WHEN 'FAILED' THEN 'SCHEDULED' ELSE status END,
-          failure_reason = CASE status WHEN 'FAILED' THEN NULL ELSE failure_reason END,
-          failure_detail = CASE status WHEN 'FAILED' THEN NULL ELSE failure_detail END,
-          retry_count = CASE status WHEN 'FAILED' THEN 0 ELSE retry_count END, updated_at = now()
+        UPDATE schedules SET scheduled_at = ${scheduledAt}::timestamptz, ${liveAgain(tx)}, updated_at = now()
         WHERE (id = ${scheduleId} OR thread_root_schedule_id = ${scheduleId}) AND status IN ('DRAFT', 'SCHEDULED', 'FAILED')`;
       await enqueuePublish(tx, [scheduleId]);
       return { success: true };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { success, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
-import { lockForMove } from './state.js';
+import { liveAgain, lockForMove } from './state.js';
 
 export default defineOperation({
   id: 'retrySchedule',
@@ -26,8 +26,7 @@ export default defineOperation({
       const { threadRootScheduleId, threadOrder } = locked.schedule;
       const root = threadRootScheduleId ?? scheduleId;
       await tx`
-        UPDATE schedules SET status = 'SCHEDULED', scheduled_at = date_trunc('milliseconds', now()),
-          failure_reason = NULL, failure_detail = NULL, retry_count = 0, updated_at = now()
+        UPDATE schedules SET scheduled_at = date_trunc('milliseconds', now()), ${liveAgain(tx)}, updated_at = now()
         WHERE status = 'FAILED' AND (id = ${scheduleId} OR (thread_root_schedule_id = ${root} AND thread_order > ${threadOrder}))`;
       await enqueuePublish(tx, [scheduleId]);
       return { success: true };

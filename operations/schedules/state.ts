@@ -15,6 +15,16 @@ export const MOVES = {
 
 export type Move = keyof typeof MOVES;
 
+/**
+ * The SET items by which retry and reschedule make a FAILED schedule live again as new: SCHEDULED, its failure cleared,
+ * its automatic retries renewed. Any other status is kept as it is.
+ */
+export const liveAgain = (tx: Sql) => tx`
+  status = CASE status WHEN 'FAILED' THEN 'SCHEDULED' ELSE status END,
+  failure_reason = CASE status WHEN 'FAILED' THEN NULL ELSE failure_reason END,
+  failure_detail = CASE status WHEN 'FAILED' THEN NULL ELSE failure_detail END,
+  retry_count = CASE status WHEN 'FAILED' THEN 0 ELSE retry_count END`;
+
 export interface LockedSchedule {
   id: string;
   status: ScheduleStatus;

@@ -25,13 +25,12 @@ export default defineOperation({
     const keys = await db.begin(async (tx) => {
       const upload = await lockUpload(tx, auth.workspaceId, uploadId);
       if (!upload) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
-      const [attached] = await tx<{ id: string }[]>`SELECT id FROM media WHERE upload_id = ${uploadId}`;
-      if (attached) {
-        // The schedules of its posts, share-locked first (in the order every mover locks: schedules, then media): a
-        // draft made live, or a failed schedule retried, at the same moment either commits first, and is seen below,
-        // or waits for this delete.
-        await tx`SELECT 1 FROM attachments a JOIN schedules s ON s.post_id = a.post_id WHERE a.media_id = ${attached.id} ORDER BY s.id FOR SHARE OF s`;
-      }
+      // The schedules of its media's posts, share-locked first (in the order every mover locks: schedules, then media):
+      // a draft made live, or a failed schedule retried, at the same moment either commits first, and is seen below, or
+      // waits for this delete.
+      await tx`
+        SELECT 1 FROM media m JOIN attachments a ON a.media_id = m.id JOIN schedules s ON s.post_id = a.post_id
+        WHERE m.upload_id = ${uploadId} ORDER BY s.id FOR SHARE OF s`;
       const [media] = await tx<{ id: string; variantsText: string }[]>`
         SELECT id, variants::text AS variants_text FROM media WHERE upload_id = ${uploadId} FOR UPDATE`;
       if (media) {

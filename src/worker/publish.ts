@@ -215,12 +215,12 @@ async function publishOne(
  */
 async function commentRefused(app: AppContext, schedule: Claimed, error: unknown, signal: AbortSignal): Promise<{ reason: string; detail: FailureDetail }> {
   if (!(error instanceof PlatformError)) throw error;
-  const passing = error.kind === 'transient' || error.kind === 'unknown';
-  if (passing && (signal.aborted || schedule.retryCount < MAX_RETRIES)) throw error;
+  const mayPass = passing(error);
+  if (mayPass && (signal.aborted || schedule.retryCount < MAX_RETRIES)) throw error;
   app.logger.warn('first comment not published; the post is', { scheduleId: schedule.id, kind: error.kind, reason: error.message, status: error.detail.status });
   if (error.kind === 'credentials') await markConnectionFailed(app.db, schedule.integrationId, error);
   return {
-    reason: `Published; its first comment was not: ${error.message}${passing ? ` (gave up after ${MAX_RETRIES} retries)` : ''}. Add it by hand if it is still wanted`,
+    reason: `Published; its first comment was not: ${error.message}${mayPass ? ` (gave up after ${MAX_RETRIES} retries)` : ''}. Add it by hand if it is still wanted`,
     detail: error.detail,
   };
 }
@@ -287,7 +287,7 @@ async function sendMarked<T>(
  * its next attempt looks the record up first (or, without a lookup, sends it as one that may exist already).
  */
 async function fail(app: AppContext, schedule: Claimed, error: PlatformError, signal: AbortSignal, canLookUp: boolean): Promise<void> {
-  if (signal.aborted && (error.kind === 'transient' || error.kind === 'unknown')) {
+  if (signal.aborted && passing(error)) {
     app.logger.info('publish interrupted by the worker stopping; queued again', { scheduleId: schedule.id });
     await app.db.begin(async (tx) => {
       await tx`UPDATE schedules SET status = 'SCHEDULED', updated_at = now() WHERE id = ${schedule.id} AND status = 'PUBLISHING'`;
@@ -299,7 +299,7 @@ async function fail(app: AppContext, schedule: Claimed, error: PlatformError, si
   const detail = app.db.json(storedDetail(error.detail) as never);
   // Sent before with no answer (post_sent_at at claim time), and no answer again: not sent a third time.
   const unknownAgain = error.kind === 'unknown' && !canLookUp && schedule.postSentAt !== null;
-  const retry = (error.kind === 'transient' || error.kind === 'unknown') && schedule.retryCount < MAX_RETRIES && !unknownAgain;
+  const retry = passing(error) && schedule.retryCount < MAX_RETRIES && !unknownAgain;
   app.logger.warn(retry ? 'publish will be retried' : 'publish failed', {
     scheduleId: schedule.id,
     kind: error.kind,
@@ -367,6 +367,8 @@ const storedDetail = (detail: FailureDetail): FailureDetail => ({
   raw: detail.raw === null || detail.raw === undefined || typeof detail.raw === 'string' ? (detail.raw ?? null) : JSON.stringify(detail.raw),
 });
 const permanent = (message: string) => new PlatformError('permanent', message, noDetail);
+/** A failure a later attempt may get past: nothing was written, or what was is found by then. */
+const passing = (error: PlatformError) => error.kind === 'transient' || error.kind === 'unknown';
 
 /**
  * Puts back to SCHEDULED every schedule PUBLISHING for longer than `staleMs` (its worker died mid-job: graphile-worker
