@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import postgres from 'postgres';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import { startFakeLinkedIn, type FakeLinkedIn, type FakeMember } from './support/linkedin.js';
-import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
+import { connectLinkedIn, startServiceWithLinkedIn } from './support/linkedin-browser.js';
+import { call, eventually, isSettled, settledScheduleOf, type TestService, type Workspace } from './support/service.js';
 
 /**
  * LinkedIn images end to end: real images through the uploads API (the worker making their variants), a post published
@@ -19,12 +19,7 @@ let sql: postgres.Sql;
 
 beforeAll(async () => {
   fake = await startFakeLinkedIn();
-  const defaults = loadConfig({}).linkedin;
-  service = await startTestService(
-    { linkedin: { ...defaults, clientId: fake.clientId, clientSecret: fake.clientSecret, authUrl: `${fake.url}/oauth/v2`, apiUrl: fake.url } },
-    { api: true, worker: true },
-  );
-  fake.redirectUris.add(`${service.base}/oauth/linkedin/callback`);
+  service = await startServiceWithLinkedIn(fake);
   ws = await service.workspace({ plan: 'business' });
   sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
 });
@@ -38,20 +33,7 @@ const rest = (path: string, options: { method?: string; body?: unknown } = {}) =
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('base64');
 const download = async (url: string) => Buffer.from(await (await fetch(url)).arrayBuffer());
 
-/** Connects `member` through LinkedIn's consent as a browser would; with `page`, picks that page on the picker. */
-async function connect(member: FakeMember, page?: string): Promise<string> {
-  fake.signInAs(member);
-  const link = await rest('/integrations/connect', { method: 'POST', body: { platform: 'LINKEDIN' } });
-  const callback = (await fetch(link.json.redirectUrl, { redirect: 'manual' })).headers.get('location')!;
-  let html = await (await fetch(callback)).text();
-  if (page) {
-    const action = html.match(/<form method="post" action="([^"]+)"/)![1]!;
-    const selection = html.match(/name="selection" value="([^"]+)"/)![1]!;
-    const body = new URLSearchParams({ selection, account: page });
-    html = await (await fetch(`${service.base}${action}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })).text();
-  }
-  return html.match(/<code>([0-9a-f-]{36})<\/code>/)![1]!;
-}
+const connect = (member: FakeMember, page?: string) => connectLinkedIn(service, ws.apiKey, fake, member, page);
 
 /** A photo-like image: a gradient, so it compresses as photos do. */
 async function photo(width: number, height: number): Promise<Buffer> {
@@ -75,12 +57,7 @@ async function upload(bytes: Buffer, fileType: string) {
 async function publish(media: { id: string; altText: string }[], integrationId: string, content: string) {
   const created = await rest('/posts', { method: 'POST', body: { rows: [{ content, media }], shared: { selectedIntegrations: [integrationId] }, postAction: 'PUBLISH_NOW' } });
   expect(created.status, created.text).toBe(201);
-  const schedule = await eventually(
-    async () => (await sql<{ status: string; platformPostId: string | null; failureReason: string | null }[]>`
-      SELECT status, platform_post_id, failure_reason FROM schedules WHERE post_id = ${created.json.postId}`)[0]!,
-    isSettled,
-    30_000,
-  );
+  const schedule = await settledScheduleOf(sql, created.json.postId);
   expect(schedule, schedule.failureReason ?? '').toMatchObject({ status: 'PUBLISHED' });
   return fake.posts.get(schedule.platformPostId!)!;
 }

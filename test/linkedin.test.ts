@@ -3,10 +3,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import { startFakeLinkedIn, type FakeLinkedIn, type FakeMember } from './support/linkedin.js';
+import { channelIdOf, connectLinkedIn, consent, readPicker as readPickerOf, startServiceWithLinkedIn, submit } from './support/linkedin-browser.js';
 import { admin } from './support/processes.js';
-import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, isSettled, type TestService, type Workspace } from './support/service.js';
 
 /**
  * LinkedIn end to end, as a browser and an API client drive it, against the contract fake of LinkedIn on loopback
@@ -21,16 +21,7 @@ let sql: postgres.Sql;
 
 beforeAll(async () => {
   fake = await startFakeLinkedIn();
-  const defaults = loadConfig({}).linkedin;
-  service = await startTestService(
-    {
-      publishStaleMs: 3000,
-      publishRecoveryIntervalMs: 200,
-      linkedin: { ...defaults, clientId: fake.clientId, clientSecret: fake.clientSecret, authUrl: `${fake.url}/oauth/v2`, apiUrl: fake.url },
-    },
-    { api: true, worker: true },
-  );
-  fake.redirectUris.add(`${service.base}/oauth/linkedin/callback`); // as registered in the LinkedIn app's settings
+  service = await startServiceWithLinkedIn(fake, { publishStaleMs: 3000, publishRecoveryIntervalMs: 200 });
   ws = await service.workspace({ plan: 'business' });
   sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
 });
@@ -49,39 +40,8 @@ async function connectLink() {
   return answer.json.redirectUrl as string;
 }
 
-/** What a browser does with the link: LinkedIn's consent page redirects back to our callback, which answers a page. */
-async function consent(redirectUrl: string): Promise<{ status: number; html: string; callback: string }> {
-  const atLinkedIn = await fetch(redirectUrl, { redirect: 'manual' });
-  expect(atLinkedIn.status).toBe(302);
-  const callback = atLinkedIn.headers.get('location')!;
-  const page = await fetch(callback);
-  return { status: page.status, html: await page.text(), callback };
-}
-
-const submit = (url: string, fields: Record<string, string>) =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
-
-/** The picker's form as a browser reads it: its action, hidden fields and radio values. */
-function readPicker(html: string) {
-  const action = html.match(/<form method="post" action="([^"]+)"/)![1]!;
-  const selection = html.match(/name="selection" value="([^"]+)"/)![1]!;
-  const accounts = [...html.matchAll(/type="radio" name="account" value="([^"]+)"/g)].map((match) => match[1]!);
-  return { action: `${service.base}${action}`, selection, accounts };
-}
-
-const idOf = (html: string) => html.match(/<code>([0-9a-f-]{36})<\/code>/)![1]!;
-
-/** Connects `member` (signed in at the fake) and answers the new channel's id; with `page`, picks that page. */
-async function connect(member: FakeMember, page?: string): Promise<string> {
-  fake.signInAs(member);
-  const { status, html } = await consent(await connectLink());
-  expect(status, html).toBe(200);
-  if (!page) return idOf(html);
-  const picker = readPicker(html);
-  const done = await submit(picker.action, { selection: picker.selection, account: page });
-  expect(done.status).toBe(200);
-  return idOf(await done.text());
-}
+const readPicker = (html: string) => readPickerOf(service, html);
+const connect = (member: FakeMember, page?: string) => connectLinkedIn(service, ws.apiKey, fake, member, page);
 
 async function createPost(row: Record<string, unknown>, integrationIds: string[]) {
   const created = await rest('/posts', { method: 'POST', body: { rows: [row], shared: { selectedIntegrations: integrationIds }, postAction: 'PUBLISH_NOW' } });
@@ -150,7 +110,7 @@ describe('connecting LinkedIn', () => {
     // The member and the one page it administers: not the revoked role nor the analyst role LinkedIn also holds.
     expect(picker.accounts).toEqual([`urn:li:person:${member.sub}`, pageUrn]);
     expect(html).toContain('Compilers Inc');
-    const pendingId = idOf(html);
+    const pendingId = channelIdOf(html);
     expect((await integrations()).find((i: any) => i.id === pendingId)).toMatchObject({ connectStatus: 'PENDING_SELECTION', name: 'Grace Hopper' });
 
     const forged = await submit(picker.action, { selection: `${picker.selection}x`, account: pageUrn });
@@ -161,7 +121,7 @@ describe('connecting LinkedIn', () => {
 
     const done = await submit(picker.action, { selection: picker.selection, account: pageUrn });
     expect(done.status).toBe(200);
-    expect(idOf(await done.text())).toBe(pendingId);
+    expect(channelIdOf(await done.text())).toBe(pendingId);
     expect((await integrations()).find((i: any) => i.id === pendingId)).toMatchObject({ connectStatus: 'ACTIVE', name: 'Compilers Inc', tokenStatus: 'VALID' });
     const again = await submit(picker.action, { selection: picker.selection, account: pageUrn });
     expect(again.status).toBe(400);
@@ -180,7 +140,7 @@ describe('connecting LinkedIn', () => {
     const member = fake.addMember('Alan Turing', [{ id: 61_000 + Math.floor(Math.random() * 1000), name: 'Bletchley Ltd' }]);
     fake.signInAs(member);
     const { html } = await consent(await connectLink());
-    const pendingId = idOf(html);
+    const pendingId = channelIdOf(html);
     const env = { DATABASE_URL: service.databaseUrl, ENCRYPTION_KEY: service.service.core.app.config.encryptionKey! };
     const page = `urn:li:organization:${member.pages[0]!.id}`;
     const wrong = await admin(['select-account', '--workspace', ws.workspaceId, '--integration', pendingId, '--account', 'urn:li:organization:1'], env);
@@ -589,7 +549,7 @@ describe('MCP', () => {
       const { redirectUrl } = connected.structuredContent as { redirectUrl: string };
       expect(redirectUrl).toMatch(new RegExp(`^${fake.url}/oauth/v2/authorization\\?`));
       fake.signInAs(fake.addMember('Margaret Hamilton'));
-      const id = idOf((await consent(redirectUrl)).html);
+      const id = channelIdOf((await consent(redirectUrl)).html);
       const listed = await mcp.callTool({ name: 'listIntegrations', arguments: {} });
       expect((listed.structuredContent as any).items).toEqual((await rest('/integrations')).json);
       expect((listed.structuredContent as any).items.find((i: any) => i.id === id)).toMatchObject({ platform: 'LINKEDIN', name: 'Margaret Hamilton' });

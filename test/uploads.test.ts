@@ -10,7 +10,7 @@ import { operations } from '../operations/index.js';
 import { definePlan, setWorkspacePlan } from '../src/plans.js';
 import { createAccount } from './support/bluesky.js';
 import { photo } from './support/images.js';
-import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, settledScheduleOf, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
  * Uploads against the embedded S3-compatible server the service starts (src/storage/embedded.ts), with real image
@@ -481,12 +481,7 @@ describe('publishing images', () => {
       },
     });
     expect(created.status, created.text).toBe(201);
-    const schedule = await eventually(
-      async () => (await sql<{ status: string; platformPostId: string | null; failureReason: string | null }[]>`
-        SELECT status, platform_post_id, failure_reason FROM schedules WHERE post_id = ${created.json.postId}`)[0]!,
-      isSettled,
-      30_000,
-    );
+    const schedule = await settledScheduleOf(sql, created.json.postId);
     expect(schedule, schedule.failureReason ?? '').toMatchObject({ status: 'PUBLISHED' });
 
     const rkey = schedule.platformPostId!.split('/').pop()!;

@@ -120,6 +120,16 @@ export async function call(
 /** Whether the worker is done with a schedule: published, or given up on. */
 export const isSettled = (schedule: { status: string }) => schedule.status === 'PUBLISHED' || schedule.status === 'FAILED';
 
+/** The one schedule of a post, once the worker has settled it (PUBLISHED or FAILED), or as it is after `timeoutMs`. */
+export function settledScheduleOf(sql: postgres.Sql, postId: string, timeoutMs = 30_000) {
+  return eventually(
+    async () => (await sql<{ status: string; platformPostId: string | null; failureReason: string | null }[]>`
+      SELECT status, platform_post_id, failure_reason FROM schedules WHERE post_id = ${postId}`)[0]!,
+    isSettled,
+    timeoutMs,
+  );
+}
+
 export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
   const started = Date.now();
   for (;;) {
