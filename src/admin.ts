@@ -42,6 +42,9 @@ const usage = `Usage: npm run admin -- <command> [options]
       Forget the channel's credentials (the channel and its schedules stay); prints the integration.
   set-posting-windows --workspace ID [--time-zone IANA_ZONE] [--windows '[{"weekdays":[1,2,3,4,5],"times":["09:00"]}]']
       The workspace's time zone and the posting windows NEXT_WINDOW takes slots from.
+  set-languages --workspace ID --languages de,en
+      The workspace's default languages (BCP-47 tags, at most 3): what a Bluesky post whose schedule's settings name no
+      langs carries; --languages '' for none (the language detected from the text, when confident).
 
 Operator commands (plans and subscriptions are never a workspace member's to set):
   define-plan --plan NAME [--rate-limit N] [--storage-bytes N] [--quota PLATFORM=N]...
@@ -72,6 +75,7 @@ const operationCommands: Record<string, { operation: string; actor?: string; arg
   'refresh-integration': { operation: 'refreshIntegration', args: (o) => ({ id: o.integration }) },
   'disconnect-integration': { operation: 'disconnectIntegration', args: (o) => ({ id: o.integration }) },
   'set-posting-windows': { operation: 'updateWorkspaceSettings', args: (o) => ({ timeZone: o['time-zone'], postingWindows: json(o.windows, 'windows') }) },
+  'set-languages': { operation: 'updateWorkspaceSettings', args: (o) => ({ languages: commaList(o, 'languages') }) },
 };
 
 /** Commands that are not registry operations: the operator's, outside any workspace (src/plans.ts), and connecting a channel. */
@@ -135,6 +139,7 @@ const { positionals, values } = parseArgs({
     'app-password': { type: 'string' },
     'service-url': { type: 'string' },
     windows: { type: 'string' },
+    languages: { type: 'string' },
     integration: { type: 'string' },
     account: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
@@ -208,6 +213,14 @@ function json(value: Options[string], name: string): unknown {
   } catch {
     throw new CommandError({ code: 'VALIDATION_ERROR', message: `--${name} is not valid JSON` });
   }
+}
+
+/** `--languages de,en` → ['de', 'en']; an empty value is the empty list. */
+function commaList(options: Options, name: string): string[] {
+  return required(options, name)
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
 }
 
 /** `--quota LINKEDIN=20 --quota BLUESKY=100` */

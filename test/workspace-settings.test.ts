@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin } from './support/processes.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';
 
-/** The workspace's time zone and posting windows: set by the admin command, used by NEXT_WINDOW. */
+/**
+ * The workspace's time zone and posting windows (set by the admin command, used by NEXT_WINDOW) and its default
+ * languages (used when publishing to Bluesky: test/post-languages.test.ts).
+ */
 
 let service: TestService;
 let ws: Workspace;
@@ -20,7 +23,7 @@ describe('set-posting-windows', () => {
       ['set-posting-windows', '--workspace', ws.workspaceId, '--time-zone', 'Asia/Tokyo', '--windows', JSON.stringify(windows)],
       { DATABASE_URL: service.databaseUrl },
     );
-    expect(set).toEqual({ code: 0, json: { timeZone: 'Asia/Tokyo', postingWindows: windows } });
+    expect(set).toEqual({ code: 0, json: { timeZone: 'Asia/Tokyo', postingWindows: windows, languages: [] } });
 
     const channel = await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Sky' });
     const created = await call(`${service.api}/posts`, {
@@ -46,7 +49,42 @@ describe('set-posting-windows', () => {
   });
 
   it('is not reachable with an API key', async () => {
+    const languages = await call(`${service.api}/workspace/settings`, { method: 'PATCH', key: ws.apiKey, body: { languages: ['en'] } });
+    expect(languages.json).toEqual({ code: 'NOT_FOUND', message: 'Not found' });
     const answer = await call(`${service.api}/workspace/settings`, { method: 'PATCH', key: ws.apiKey, body: { timeZone: 'UTC' } });
     expect(answer.json).toEqual({ code: 'NOT_FOUND', message: 'Not found' });
   });
+});
+
+describe('set-languages', () => {
+  const env = () => ({ DATABASE_URL: service.databaseUrl });
+
+  it('sets the default languages from a shell, keeps the other settings, and clears them with an empty list', async () => {
+    const other = await service.workspace();
+    await other.admin('updateWorkspaceSettings', { timeZone: 'Europe/Paris' });
+    const set = await admin(['set-languages', '--workspace', other.workspaceId, '--languages', 'de, en-GB,zh-Hant'], env());
+    expect(set.code).toBe(0);
+    expect(set.json).toMatchObject({ timeZone: 'Europe/Paris', languages: ['de', 'en-GB', 'zh-Hant'] });
+    // Left out, they stay; the time zone changed alone.
+    expect(await other.admin('updateWorkspaceSettings', { timeZone: 'UTC' })).toMatchObject({ timeZone: 'UTC', languages: ['de', 'en-GB', 'zh-Hant'] });
+    const cleared = await admin(['set-languages', '--workspace', other.workspaceId, '--languages', ''], env());
+    expect(cleared).toEqual({ code: 0, json: { timeZone: 'UTC', postingWindows: expect.any(Array), languages: [] } });
+  }, 60_000);
+
+  it('refuses a tag that is not well-formed BCP-47, more than 3, a repeat, and a missing --languages, naming the field', async () => {
+    const bad = await admin(['set-languages', '--workspace', ws.workspaceId, '--languages', 'en,en_US'], env());
+    expect(bad).toEqual({
+      code: 1,
+      json: { code: 'VALIDATION_ERROR', message: 'languages.1: must be a well-formed BCP-47 language tag, such as en, pt-BR or zh-Hant' },
+    });
+    await expect(ws.admin('updateWorkspaceSettings', { languages: ['de', 'en', 'fr', 'it'] })).rejects.toThrow(
+      /"VALIDATION_ERROR","message":"languages: at most 3 language tags \(Bluesky's limit\)"/,
+    );
+    await expect(ws.admin('updateWorkspaceSettings', { languages: ['pt-BR', 'pt-br'] })).rejects.toThrow(/"message":"languages\.1: pt-br repeats item 0: list each language once"/);
+    await expect(ws.admin('updateWorkspaceSettings', { languages: 'en' })).rejects.toThrow(/"message":"languages: Invalid input: expected array/);
+    const missing = await admin(['set-languages', '--workspace', ws.workspaceId], env());
+    expect(missing).toEqual({ code: 1, json: { code: 'VALIDATION_ERROR', message: '--languages is required' } });
+    // Nothing was changed by the refusals.
+    expect(await ws.admin('updateWorkspaceSettings', {})).toMatchObject({ languages: [] });
+  }, 60_000);
 });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';
+import { checkSettingsLangs } from '../../src/platforms/languages.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { text, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
@@ -20,6 +21,7 @@ export const content = text.min(1).max(MAX_TEXT);
 export const settings = z
   .record(z.string(), z.unknown())
   .refine((value) => !JSON.stringify(value).includes('\\u0000'), 'must not contain the NUL character (\\u0000)')
+  .superRefine(checkSettingsLangs)
   .meta({ description: 'Free-form options for this channel, kept on its schedule as given (the publishing adapters read them).' });
 
 const Row = z.strictObject({

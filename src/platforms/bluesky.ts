@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AtpSessionData, CredentialSession, XRPCError } from '@atproto/api';
 import { TID } from '@atproto/common-web';
 import type { PlatformRules } from './index.js';
+import { postLanguages } from './languages.js';
 import {
   PlatformError,
   type Connection,
@@ -130,14 +131,6 @@ function fetchUntil(signal: AbortSignal, timeoutMs: number, send: typeof fetch =
     if (init?.signal) signals.push(init.signal);
     return send(input, { ...init, signal: AbortSignal.any(signals) });
   };
-}
-
-/** `settings.langs`: BCP-47 tags, at most 3 (the lexicon's bound). */
-function langsOf(settings: Record<string, unknown>): string[] | undefined {
-  const langs = settings.langs;
-  if (!Array.isArray(langs)) return undefined;
-  const tags = langs.filter((lang): lang is string => typeof lang === 'string' && lang.length > 0).slice(0, 3);
-  return tags.length ? tags : undefined;
 }
 
 async function login(session: CredentialSession, identifier: string, password: string): Promise<void> {
@@ -269,7 +262,7 @@ const publisher: Publisher = {
             $type: POST,
             text: text.text,
             facets: facets?.length ? facets : undefined,
-            langs: langsOf(post.settings),
+            langs: await postLanguages(post),
             createdAt: new Date().toISOString(),
             ...(reply && { reply }),
             ...(embed && { embed }),

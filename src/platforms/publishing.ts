@@ -60,6 +60,8 @@ export interface OutgoingPost {
   images?: OutgoingImage[];
   /** The schedule's settings (`langs` on Bluesky). */
   settings: Record<string, unknown>;
+  /** What the post's language tags are drawn from when its settings name none (Bluesky; see postLanguages in languages.ts). */
+  languageSources?: LanguageSources;
   /** A thread part or a first comment: the thread's first post and the post it answers. */
   replyTo?: { root: PublishedPost; parent: PublishedPost };
   /**
@@ -67,6 +69,16 @@ export interface OutgoingPost {
    * adapter then reads the platform's "duplicate" refusal as "probably published already", never as a new failure.
    */
   mayExist?: boolean;
+}
+
+/** Where a post's language comes from when its own settings name none: its thread, then its workspace. */
+export interface LanguageSources {
+  /** The settings of the thread's first post, for a reply in a thread; null for the first post itself. */
+  threadSettings: Record<string, unknown> | null;
+  /** The workspace's default languages (BCP-47 tags, at most 3; none unless set). */
+  workspaceLanguages: string[];
+  /** The thread's text, its first post and then its replies, what a language is detected from (more text, surer). */
+  threadText: string;
 }
 
 /** One connected account, ready to act, built from its stored credentials; the jobs of a worker share it, so calls may overlap. */

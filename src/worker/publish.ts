@@ -56,6 +56,10 @@ interface Claimed {
   tokenStatus: string;
   connectStatus: string;
   credentials: Buffer | null;
+  /** What its language tags come from when its settings name none (Bluesky): read with the claim. */
+  threadSettings: Record<string, unknown> | null;
+  workspaceLanguages: string[];
+  threadText: string;
   /** Set when an attempt sent the post to a platform that cannot be asked, and no answer settled it (see sendMarked). */
   postSentAt: Date | null;
   /** The same for the first comment. */
@@ -81,6 +85,10 @@ async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefin
       EXISTS (SELECT 1 FROM schedules n WHERE n.thread_root_schedule_id = coalesce(s.thread_root_schedule_id, s.id)
         AND n.thread_order > s.thread_order) AS has_next_part,
       EXISTS (SELECT 1 FROM attachments a WHERE a.post_id = s.post_id) AS has_images,
+      (SELECT r.settings FROM schedules r WHERE r.id = s.thread_root_schedule_id) AS thread_settings,
+      (SELECT o.languages FROM organizations o WHERE o.id = s.organization_id) AS workspace_languages,
+      (SELECT string_agg(t.scheduled_content, E'\n\n' ORDER BY t.thread_order) FROM schedules t
+        WHERE t.id = coalesce(s.thread_root_schedule_id, s.id) OR t.thread_root_schedule_id = coalesce(s.thread_root_schedule_id, s.id)) AS thread_text,
       i.platform, i.token_status, i.connect_status, i.credentials`;
   return claimed;
 }
@@ -166,7 +174,9 @@ async function publishOne(
   const confirmed = !account.lookUp && schedule.platformPostId ? { id: schedule.platformPostId, url: schedule.releaseUrl ?? '', ref: schedule.platformPostId } : null;
   // The post's images (the thread's first post carries them), unless the platform confirmed it already.
   const images = schedule.threadOrder === 0 && !confirmed && schedule.hasImages ? await imagesOf(app, schedule.postId) : undefined;
-  const outgoing: OutgoingPost = { key, text: schedule.scheduledContent, settings: schedule.settings, replyTo, mayExist, images };
+  const { threadSettings, workspaceLanguages, threadText } = schedule;
+  const languageSources = { threadSettings, workspaceLanguages, threadText };
+  const outgoing: OutgoingPost = { key, text: schedule.scheduledContent, settings: schedule.settings, languageSources, replyTo, mayExist, images };
   const post =
     confirmed ||
     (schedule.previousAttempt && account.lookUp && (await account.lookUp(key))) ||
@@ -181,7 +191,9 @@ async function publishOne(
     const comment: OutgoingPost = {
       key: { ...key, kind: 'firstComment' },
       text: schedule.firstComment,
+      // The same settings and sources as its post: it carries the post's language tags.
       settings: schedule.settings,
+      languageSources,
       replyTo: { root: replyTo?.root ?? post, parent: post },
       mayExist,
     };
