@@ -159,3 +159,40 @@ export async function renewCredentials(app: AppContext, integrationId: string, s
     UPDATE integrations SET last_validated_at = now(), token_status = 'VALID', connection_error_code = NULL, connection_error = NULL, updated_at = now()
     WHERE id = ${integrationId}`;
 }
+
+/** Credentials this service has just erased from an integration, as they were stored. */
+export interface ErasedCredentials {
+  integrationId: string;
+  platform: Platform;
+  credentials: Buffer | null;
+}
+
+/**
+ * Revokes at the platform the tokens of credentials just erased, best effort: the outcome is logged (never a token),
+ * nothing is thrown, and the platform gets PLATFORM_TIMEOUT_MS at most. Call it once the transaction that erased them
+ * has committed, so that a slow or refusing platform can neither delay nor undo forgetting them.
+ */
+export async function revokeErased(app: AppContext, erased: ErasedCredentials, signal: AbortSignal = new AbortController().signal): Promise<void> {
+  const { integrationId, platform, credentials } = erased;
+  const publisher = platforms[platform].publisher;
+  if (!credentials || !publisher?.revoke) return;
+  let opened: unknown;
+  try {
+    opened = JSON.parse(app.secrets.open(credentials).toString('utf8'));
+  } catch {
+    app.logger.warn('erased credentials could not be revoked: they cannot be read with this ENCRYPTION_KEY', { integrationId, platform });
+    return;
+  }
+  try {
+    await publisher.revoke(opened, { signal, timeoutMs: app.config.platformTimeoutMs, config: app.config, fetch: app.platformFetch });
+    app.logger.info('erased credentials revoked at the platform', { integrationId, platform });
+  } catch (error) {
+    const detail = error instanceof PlatformError ? { status: error.detail.status, platformCode: error.detail.platformCode, platformMessage: error.detail.platformMessage } : {};
+    app.logger.warn('erased credentials could not be revoked at the platform; they stay valid there until they expire', {
+      integrationId,
+      platform,
+      reason: error instanceof Error ? error.message : String(error),
+      ...detail,
+    });
+  }
+}

@@ -39,7 +39,8 @@ const usage = `Usage: npm run admin -- <command> [options]
   refresh-integration --workspace ID --integration ID
       Refresh the channel's token now (or check it where it cannot be refreshed); prints the integration.
   disconnect-integration --workspace ID --integration ID
-      Forget the channel's credentials (the channel and its schedules stay); prints the integration.
+      Forget the channel's credentials (the channel and its schedules stay), then revoke its LinkedIn tokens at
+      LinkedIn, best effort (a failure is logged); prints the integration.
   set-posting-windows --workspace ID [--time-zone IANA_ZONE] [--windows '[{"weekdays":[1,2,3,4,5],"times":["09:00"]}]']
       The workspace's time zone and the posting windows NEXT_WINDOW takes slots from.
   set-languages --workspace ID --languages de,en

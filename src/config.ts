@@ -53,7 +53,7 @@ export interface S3Config {
 export interface LinkedInConfig {
   clientId: string | undefined;
   clientSecret: string | undefined;
-  /** LINKEDIN_AUTH_URL: the authorization and token endpoints are `/authorization` and `/accessToken` below it. */
+  /** LINKEDIN_AUTH_URL: the authorization, token and revocation endpoints are `/authorization`, `/accessToken` and `/revoke` below it. */
   authUrl: string;
   /** LINKEDIN_API_URL: `/v2/userinfo` and `/rest/...` below it. */
   apiUrl: string;

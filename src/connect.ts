@@ -16,6 +16,11 @@ import { enqueueRefresh } from './worker/jobs.js';
 export const STATE_TTL_MS = 15 * 60_000;
 /** How long the account picker shown after an OAuth callback works. */
 export const SELECTION_TTL_MS = 60 * 60_000;
+/**
+ * How long a PENDING_SELECTION channel keeps its tokens while nobody picks its account (the admin command can still
+ * pick after the picker expires); then they are erased and revoked (src/worker/pending-selection.ts).
+ */
+export const PENDING_SELECTION_TTL_HOURS = 24;
 
 export interface ConnectState {
   nonce: string;
@@ -240,8 +245,12 @@ export async function selectAccount(app: AppContext, workspaceId: string, integr
       SELECT platform, connect_status, credentials, expires_at, auto_refresh_unavailable FROM integrations
       WHERE id = ${integrationId} AND organization_id = ${workspaceId} FOR UPDATE`;
     if (!row) return { refused: 'No such integration', code: 'NOT_FOUND' };
-    if (row.connectStatus !== 'PENDING_SELECTION' || !row.credentials) {
+    if (row.connectStatus !== 'PENDING_SELECTION') {
       return { refused: `This integration is ${row.connectStatus}: its account was chosen already`, code: 'INVALID_STATE' };
+    }
+    if (!row.credentials) {
+      const why = `disconnected, or its account was not picked within ${PENDING_SELECTION_TTL_HOURS} hours`;
+      return { refused: `This integration holds no connection to pick an account from (${why}): connect it again (POST /integrations/connect)`, code: 'INVALID_STATE' };
     }
     const { choices = [], ...credentials } = JSON.parse(app.secrets.open(row.credentials).toString('utf8')) as { choices?: AccountChoice[] };
     const choice = choices.find((c) => c.accountId === accountId);

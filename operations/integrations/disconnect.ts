@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { revokeErased } from '../../src/accounts.js';
+import type { Platform } from '../../src/platforms/index.js';
 import { uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { REFRESH_TASK } from '../../src/worker/jobs.js';
@@ -12,21 +14,27 @@ export default defineOperation({
   description:
     'Erases the channel\'s stored credentials and stops refreshing them: `tokenStatus` MISSING, `connectionErrorCode` DISCONNECTED. The ' +
     'channel, its posts and schedules stay; schedules that come due fail with a reason to connect it again, which `POST ' +
-    '/integrations/connect` does for the same account (same channel). Disconnecting again changes nothing. The token is not revoked at ' +
-    'the platform (the member can remove the app in the platform\'s settings). Internal (dashboard).',
+    '/integrations/connect` does for the same account (same channel). Disconnecting again changes nothing. Once the credentials are ' +
+    'erased, their tokens are revoked at the platform where it has a revocation endpoint (LinkedIn), best effort: a refusal or no ' +
+    'answer within PLATFORM_TIMEOUT_MS is logged and the disconnect still succeeds. Internal (dashboard).',
   input: { path: z.object({ id: uuid }) },
   output: Integration,
   errors: ['NOT_FOUND'],
-  async handler({ id }, { db, auth, fail }) {
-    const disconnected = await db.begin(async (tx) => {
-      const [row] = await tx`
-        UPDATE integrations SET credentials = NULL, token_status = 'MISSING', connection_error_code = 'DISCONNECTED',
+  async handler({ id }, context) {
+    const { db, auth, fail } = context;
+    // The credentials as they were, read under the row lock, so two disconnects at once revoke them once.
+    const erased = await db.begin(async (tx) => {
+      const [row] = await tx<{ platform: Platform; credentials: Buffer | null }[]>`
+        WITH before AS (SELECT id, credentials FROM integrations WHERE id = ${id} AND organization_id = ${auth.workspaceId} FOR UPDATE)
+        UPDATE integrations i SET credentials = NULL, token_status = 'MISSING', connection_error_code = 'DISCONNECTED',
           connection_error = 'Disconnected: connect the channel again to publish to it', expires_at = NULL, updated_at = now()
-        WHERE id = ${id} AND organization_id = ${auth.workspaceId} RETURNING id`;
+        FROM before WHERE i.id = before.id
+        RETURNING i.platform, before.credentials`;
       if (row) await tx`SELECT graphile_worker.remove_job(${`${REFRESH_TASK}:${id}`})`;
-      return Boolean(row);
+      return row;
     });
-    if (!disconnected) return fail('NOT_FOUND', 'No such integration');
+    if (!erased) return fail('NOT_FOUND', 'No such integration');
+    await revokeErased(context, { integrationId: id, ...erased });
     const [integration] = await selectIntegrations(db, auth.workspaceId, id);
     return toIntegration(integration!);
   },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PENDING_SELECTION_TTL_HOURS } from '../../src/connect.js';
 import type { Sql } from '../../src/db/index.js';
 import { PLATFORMS, type Platform } from '../../src/platforms/index.js';
 import { isoOrNull, timestamp, uuid } from '../../src/registry/fields.js';
@@ -8,7 +9,8 @@ export const tokenStatus = z.enum(['VALID', 'EXPIRING', 'EXPIRED', 'REVOKED', 'M
   description:
     '`VALID`; `EXPIRING`: the token expires within 7 days and cannot be refreshed (`autoRefreshUnavailable`): connect the channel again ' +
     'before `expiresAt`; `EXPIRED` and `REVOKED`: the platform no longer accepts it (see `connectionErrorCode`): reconnect; `MISSING`: no ' +
-    'credentials are stored (a channel made by the admin command, or disconnected); publishing to it fails.',
+    `credentials are stored (a channel made by the admin command, disconnected, or whose account was not picked within ${PENDING_SELECTION_TTL_HOURS} hours of ` +
+    'connecting: see `connectionErrorCode`); publishing to it fails.',
 });
 
 export const Integration = z

@@ -64,6 +64,7 @@ function authorizationServer(config: LinkedInConfig): oauth.AuthorizationServer 
     issuer: `${new URL(config.authUrl).origin}/oauth`,
     authorization_endpoint: `${config.authUrl}/authorization`,
     token_endpoint: `${config.authUrl}/accessToken`,
+    revocation_endpoint: `${config.authUrl}/revoke`,
   };
 }
 
@@ -286,6 +287,25 @@ const oauthConnect: OAuthConnect = {
 
 const publisher: Publisher = {
   oauth: oauthConnect,
+
+  /**
+   * `POST {LINKEDIN_AUTH_URL}/revoke`, form-encoded `client_id`, `client_secret` and `token`, once for the access token
+   * and once for the refresh token where there is one, at the same time and under one deadline.
+   */
+  async revoke(stored, { signal, timeoutMs, config: { linkedin }, fetch: send }) {
+    if (!linkedin.clientId || !linkedin.clientSecret) throw new PlatformError('permanent', 'LinkedIn is not configured on this server (LINKEDIN_CLIENT_ID)', noDetail);
+    const { accessToken, refreshToken } = stored as LinkedInCredentials;
+    const as = authorizationServer(linkedin);
+    const { client, auth } = clientOf(linkedin);
+    const options = requestOptions(linkedin, signal, send, timeoutMs);
+    const outcomes = await Promise.allSettled(
+      [accessToken, refreshToken]
+        .filter((token): token is string => Boolean(token))
+        .map(async (token) => oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, token, options))),
+    );
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw classifyOAuth(failed.reason, 'the token revocation');
+  },
 
   open(stored, { signal, timeoutMs, saveCredentials, fetch: send, config }): PublishingAccount {
     if (!config) throw new Error('LinkedIn needs the configuration to act (its API URL and version)');

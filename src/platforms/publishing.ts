@@ -150,6 +150,12 @@ export interface Publisher {
     credentials: unknown,
     options: { signal: AbortSignal; timeoutMs: number; saveCredentials: SaveCredentials; fetch?: typeof fetch; config?: Config },
   ): PublishingAccount;
+  /**
+   * Revokes the tokens of `credentials` (as stored) at the platform, so they stop working before they expire; all of
+   * its requests end together with `signal` or after `timeoutMs`. Throws PlatformError. Absent where the platform
+   * has no revocation for this service to call (a Bluesky app password is revoked in the member's settings).
+   */
+  revoke?(credentials: unknown, options: { signal: AbortSignal; timeoutMs: number; config: Config; fetch?: typeof fetch }): Promise<void>;
 }
 
 /**

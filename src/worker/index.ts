@@ -2,6 +2,7 @@ import { Logger as WorkerLogger, run, runMigrations } from 'graphile-worker';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../logger.js';
 import type { AppContext } from '../registry/context.js';
+import { CRONTAB } from './jobs.js';
 import { recoverAbandoned } from './publish.js';
 import { tasks } from './tasks.js';
 
@@ -15,8 +16,9 @@ export interface Worker {
 }
 
 /**
- * Runs the graphile-worker runner on the service's database, and the periodic recovery of schedules a crashed
- * worker left PUBLISHING (src/worker/publish.ts). Every worker runs it; the UPDATE makes running it twice harmless.
+ * Runs the graphile-worker runner on the service's database, with its crontab (CRONTAB in src/worker/jobs.ts), and the
+ * periodic recovery of schedules a crashed worker left PUBLISHING (src/worker/publish.ts). Every worker runs that
+ * recovery; the UPDATE makes running it twice harmless.
  */
 export async function startWorker(app: AppContext, connectionString: string): Promise<Worker> {
   const runner = await run({
@@ -26,6 +28,7 @@ export async function startWorker(app: AppContext, connectionString: string): Pr
     // polling, so the interval bounds how late past its time a schedule starts (2 s by default there).
     pollInterval: app.config.workerPollIntervalMs,
     taskList: tasks(app),
+    crontab: CRONTAB,
     // Shutdown is ordered by src/main.ts.
     noHandleSignals: true,
     logger: workerLogger(app.logger),

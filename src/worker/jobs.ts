@@ -37,6 +37,15 @@ export async function enqueueRefresh(tx: Sql, integrationId: string, expiresAt: 
     run_at := ${refreshAt(expiresAt)}, job_key := ${`${REFRESH_TASK}:${integrationId}`})`;
 }
 
+/** The task that erases and revokes the tokens of channels left PENDING_SELECTION too long (src/worker/pending-selection.ts). */
+export const PENDING_SELECTION_EXPIRY_TASK = 'expire-pending-selections';
+
+/**
+ * The worker's periodic tasks, in graphile-worker's crontab format: each tick queues one job, whichever workers run.
+ * A tick missed while no worker ran is not made up for: the next one covers it.
+ */
+export const CRONTAB = `*/10 * * * * ${PENDING_SELECTION_EXPIRY_TASK}`;
+
 /** The task that makes a media's variants (src/worker/variants.ts). */
 export const VARIANTS_TASK = 'media-variants';
 /** The task that removes an upload never completed, once its URL has expired (src/worker/upload-expiry.ts). */

@@ -1,6 +1,7 @@
 import type { TaskList } from 'graphile-worker';
 import type { AppContext } from '../registry/context.js';
-import { PUBLISH_TASK, REFRESH_TASK, UPLOAD_EXPIRY_TASK, VARIANTS_TASK } from './jobs.js';
+import { PENDING_SELECTION_EXPIRY_TASK, PUBLISH_TASK, REFRESH_TASK, UPLOAD_EXPIRY_TASK, VARIANTS_TASK } from './jobs.js';
+import { pendingSelectionExpiryTask } from './pending-selection.js';
 import { publishScheduleTask } from './publish.js';
 import { refreshCredentialsTask } from './refresh.js';
 import { uploadExpiryTask } from './upload-expiry.js';
@@ -15,4 +16,5 @@ export const tasks = (app: AppContext): TaskList => ({
   [REFRESH_TASK]: refreshCredentialsTask(app),
   [VARIANTS_TASK]: variantsTask(app),
   [UPLOAD_EXPIRY_TASK]: uploadExpiryTask(app),
+  [PENDING_SELECTION_EXPIRY_TASK]: pendingSelectionExpiryTask(app),
 });

@@ -6,11 +6,11 @@ import sharp from 'sharp';
 
 /**
  * A contract fake of LinkedIn on loopback, written from LinkedIn's public documentation (Microsoft Learn: "Authorization
- * Code Flow", "Sign In with LinkedIn using OpenID Connect", "Refresh Tokens with OAuth 2.0", "Organization Access
- * Control", "Posts API", "Images API", "MultiImage API", "little Text Format", "Network Update Social Actions", "Protocol
- * Versions"). It checks what a
- * real client must send (headers, form and JSON bodies, scopes, URNs) and answers as LinkedIn does, errors in its
- * format: `{ status, serviceErrorCode?, code?, message }` on the REST API, `{ error, error_description }` on OAuth.
+ * Code Flow", "Sign In with LinkedIn using OpenID Connect", "Refresh Tokens with OAuth 2.0", "Token Introspection",
+ * "Client Credential Flow", "Organization Access Control", "Posts API", "Images API", "MultiImage API", "little Text
+ * Format", "Network Update Social Actions", "Protocol Versions"). It checks what a real client must send (headers, form
+ * and JSON bodies, scopes, URNs) and answers as LinkedIn does, errors in its format: `{ status, serviceErrorCode?, code?,
+ * message }` on the REST API, `{ error, error_description }` on OAuth.
  *
  * One origin serves both hosts: `${url}/oauth/v2` stands for www.linkedin.com/oauth/v2, `${url}` for api.linkedin.com.
  * There is no login page: the authorization endpoint consents as the member `signInAs` named (or refuses, with
@@ -86,6 +86,10 @@ export interface FakeLinkedIn {
   expireAccessTokens(member: FakeMember): void;
   /** The next request to POST /rest/posts (or comments, or images' initializeUpload) meets `fault`. */
   failNext(path: 'posts' | 'comments' | 'images', fault: Fault): void;
+  /** The tokens revoked by the app at `/oauth/v2/revoke`; LinkedIn refuses each of them from then on. */
+  revokedTokens: Set<string>;
+  /** How long the revocation endpoint takes to answer (0: at once): a LinkedIn slower than the client waits for. */
+  revocationDelayMs: number;
   posts: Map<string, FakePost>;
   images: Map<string, FakeImage>;
   /** The requests received, as `METHOD path`, for tests that count calls. */
@@ -133,6 +137,8 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
       for (const token of accessTokens.values()) if (token.sub === member.sub) token.expiresAt = Date.now() - 1000;
     },
     failNext: (path, fault) => void faults[path].push(fault),
+    revokedTokens: new Set(),
+    revocationDelayMs: 0,
     posts: new Map(),
     images: new Map(),
     requests: [],
@@ -217,6 +223,28 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
       });
     }
     return oauthError(res, 400, 'unsupported_grant_type', `grant_type ${grant ?? '(none)'} is not supported`);
+  });
+
+  // Token revocation, www.linkedin.com/oauth/v2/revoke: `client_id`, `client_secret` and `token`, form-encoded, as
+  // LinkedIn's sibling introspectToken endpoint documents them. Errors as LinkedIn's OAuth endpoints answer them (the
+  // error tables of "Client Credential Flow": a missing parameter 400 invalid_request, bad client credentials 401
+  // invalid_client); a token unknown or revoked already is answered 200, as RFC 7009 says (the client's aim is met).
+  app.post('/oauth/v2/revoke', express.text({ type: '*/*' }), async (req, res) => {
+    if (!req.is('application/x-www-form-urlencoded')) return oauthError(res, 400, 'invalid_request', 'Content-Type must be application/x-www-form-urlencoded');
+    const form = new URLSearchParams(typeof req.body === 'string' ? req.body : '');
+    const missing = ['client_id', 'client_secret', 'token'].find((name) => !form.get(name));
+    if (missing) return oauthError(res, 400, 'invalid_request', `A required parameter "${missing}" is missing`);
+    if (form.get('client_id') !== fake.clientId || form.get('client_secret') !== fake.clientSecret) {
+      return oauthError(res, 401, 'invalid_client', 'Client authentication failed');
+    }
+    if (fake.revocationDelayMs) await new Promise((resolve) => setTimeout(resolve, fake.revocationDelayMs).unref());
+    const token = form.get('token')!;
+    const stored = accessTokens.get(token) ?? refreshTokens.get(token);
+    if (stored) {
+      stored.revoked = true;
+      fake.revokedTokens.add(token);
+    }
+    res.status(200).end();
   });
 
   function newAccessToken(sub: string, scopes: Set<string>) {
