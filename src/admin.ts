@@ -10,6 +10,7 @@ import { bootstrapWorkspace } from './bootstrap.js';
 import { connectAccount } from './connect.js';
 import { loadConfig } from './config.js';
 import { openCore, type Core } from './core.js';
+import { clustersDir, ClustersDirUnreadable, pruneClusters } from './db/relocated-clusters.js';
 import { createLogger } from './logger.js';
 import { PLATFORMS, type Platform } from './platforms/index.js';
 import { definePlan, setSubscription, setWorkspacePlan } from './plans.js';
@@ -52,6 +53,9 @@ Operator commands (plans and subscriptions are never a workspace member's to set
       Create a plan (--rate-limit and --storage-bytes required) or change the numbers given.
   set-plan --workspace ID --plan NAME
   set-subscription --workspace ID --status active|none
+  prune-clusters [--yes]
+      Run as root: list the embedded clusters in CLUSTERS_DIR (/var/lib/postwise) whose DATA_DIR is provably gone,
+      with their sizes, and the ones kept and why; --yes removes the orphaned ones. Needs no database.
 
 Every command prints JSON; --json is accepted for scripts that pass it.`;
 
@@ -77,6 +81,26 @@ const operationCommands: Record<string, { operation: string; actor?: string; arg
   'disconnect-integration': { operation: 'disconnectIntegration', args: (o) => ({ id: o.integration }) },
   'set-posting-windows': { operation: 'updateWorkspaceSettings', args: (o) => ({ timeZone: o['time-zone'], postingWindows: json(o.windows, 'windows') }) },
   'set-languages': { operation: 'updateWorkspaceSettings', args: (o) => ({ languages: commaList(o, 'languages') }) },
+};
+
+/** Commands that need no database: run before, and without, opening the core (nor starting or joining a cluster). */
+const offlineCommands: Record<string, (options: Options) => Promise<unknown>> = {
+  'prune-clusters': async (o) => {
+    let report;
+    try {
+      report = await pruneClusters(clustersDir(), { remove: Boolean(o.yes) });
+    } catch (error) {
+      if (error instanceof ClustersDirUnreadable) throw new CommandError({ code: 'CLUSTERS_DIR_UNREADABLE', message: error.message });
+      throw error;
+    }
+    const failed = report.orphaned.filter((cluster) => cluster.error);
+    if (failed.length) {
+      const removed = report.orphaned.length - failed.length;
+      const reasons = failed.map((cluster) => `${cluster.path} (${cluster.error})`).join(', ');
+      throw new CommandError({ code: 'PRUNE_FAILED', message: `removed ${removed} of ${report.orphaned.length} orphaned clusters; could not remove ${reasons}` });
+    }
+    return report;
+  },
 };
 
 /** Commands that are not registry operations: the operator's, outside any workspace (src/plans.ts), and connecting a channel. */
@@ -143,31 +167,43 @@ const { positionals, values } = parseArgs({
     languages: { type: 'string' },
     integration: { type: 'string' },
     account: { type: 'string' },
+    yes: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   },
 });
 const command = positionals[0];
-if (values.help || !command || (command !== 'bootstrap' && !operationCommands[command] && !operatorCommands[command])) {
+if (values.help || !command || (command !== 'bootstrap' && !operationCommands[command] && !operatorCommands[command] && !offlineCommands[command])) {
   console.error(usage);
   process.exit(values.help ? 0 : 2);
 }
 
+const offline = offlineCommands[command];
+if (offline) process.exit(await printOutcome(() => offline(values)));
+
 const config = orExit(loadConfig);
 const core = await openCore(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel)).catch(exitOnStartupFailure);
-let exitCode = 0;
+let exitCode: number;
 try {
   const operator = operatorCommands[command];
-  const result =
-    command === 'bootstrap' ? await bootstrap(core, values) : operator ? await operator(core, values) : await runOperation(core, command, values);
-  console.log(JSON.stringify(result));
-} catch (error) {
-  const body = error instanceof CommandError ? error.body : error instanceof OperationError ? { code: error.code, message: error.message } : undefined;
-  console.error(body ? JSON.stringify(body) : String(error));
-  exitCode = 1;
+  exitCode = await printOutcome(() =>
+    command === 'bootstrap' ? bootstrap(core, values) : operator ? operator(core, values) : runOperation(core, command, values),
+  );
 } finally {
   await core.close();
 }
 process.exit(exitCode);
+
+/** Prints the command's result as one JSON line, or its error on stderr; the exit code. */
+async function printOutcome(execute: () => Promise<unknown>): Promise<number> {
+  try {
+    console.log(JSON.stringify(await execute()));
+    return 0;
+  } catch (error) {
+    const body = error instanceof CommandError ? error.body : error instanceof OperationError ? { code: error.code, message: error.message } : undefined;
+    console.error(body ? JSON.stringify(body) : String(error));
+    return 1;
+  }
+}
 
 function bootstrap(core: Core, options: Options) {
   return bootstrapWorkspace(core.db, {

@@ -24,6 +24,8 @@ export interface Core {
   /** API-key authentication, shared by every surface that takes a key. */
   authenticate: Authenticate;
   databaseUrl: string;
+  /** The embedded cluster's directory when it lives outside DATA_DIR (run as root), for the start-up banner. */
+  relocatedCluster: string | undefined;
   operations: typeof operations;
   pipeline: Pipeline;
   /** Runs an operation (internal ones included) as a member of a workspace, as the admin command does. */
@@ -39,7 +41,7 @@ export interface Core {
  */
 export async function openCore(config: Config, logger: Logger): Promise<Core> {
   const database = config.databaseUrl
-    ? { url: config.databaseUrl, stop: async () => {} }
+    ? { url: config.databaseUrl, relocatedCluster: undefined, stop: async () => {} }
     : await startEmbeddedPostgres(config.dataDir, logger);
   const db = connect(database.url, config.databasePoolSize);
   try {
@@ -70,6 +72,7 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
     db,
     authenticate: keyAuthenticator(db),
     databaseUrl: database.url,
+    relocatedCluster: database.relocatedCluster,
     operations,
     pipeline,
     runAs: (member, operationId, args) =>

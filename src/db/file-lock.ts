@@ -45,6 +45,16 @@ async function acquire(path: string) {
   }
 }
 
+/** Whether the lock file at `path` is held by a live process (not by one that died holding it); unreadable, it may be. */
+export async function heldByLiveProcess(path: string): Promise<boolean> {
+  try {
+    return holderAlive(await readFile(path, 'utf8'));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code !== 'ENOENT' && code !== 'ENOTDIR';
+  }
+}
+
 /** Removes the lock of a dead holder, unless another process replaced it in the meantime. */
 async function takeOver(path: string, deadHolder: string) {
   const aside = `${path}.stale.${process.pid}.${randomBytes(4).toString('hex')}`;
