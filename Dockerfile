@@ -2,6 +2,7 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
+COPY tools ./tools
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY . .
 ENV HOST=0.0.0.0 PORT=3000

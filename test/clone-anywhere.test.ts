@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, copyFile, lstat, mkdir, mkdtemp, readlink, rm, stat } from 'node:fs/promises';
+import { chmod, chown, cp, lstat, mkdir, mkdtemp, readdir, readlink, rm, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../src/net.js';
-import { admin, cleanUp, gone, postmasterOf, run, stop, waitFor, type Running } from './support/processes.js';
+import { admin, checkout, cleanUp, gone, postmasterOf, run, stop, waitFor, type Running } from './support/processes.js';
 import { call } from './support/service.js';
 
 /**
@@ -15,23 +16,6 @@ import { call } from './support/service.js';
 
 const exec = promisify(execFile);
 const isRoot = process.getuid?.() === 0;
-
-/**
- * A checkout of this project at `target`, as `git clone` and `npm install` leave one: the files of the work
- * tree (tracked, and new ones not ignored) and node_modules, hard-linked (fast, and physically under
- * `target`, so every permission on the way applies), without vitest's cache, which a test run rewrites.
- */
-async function checkout(target: string) {
-  const { stdout } = await exec('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z']);
-  for (const file of stdout.split('\0').filter(Boolean)) {
-    await mkdir(join(target, dirname(file)), { recursive: true });
-    await copyFile(file, join(target, file)).catch((error) => {
-      if (error.code !== 'ENOENT') throw error; // deleted in the work tree, not yet in git
-    });
-  }
-  await exec('cp', ['-al', 'node_modules', join(target, 'node_modules')]);
-  await rm(join(target, 'node_modules', '.vite'), { recursive: true, force: true });
-}
 
 /** The modes of every directory from / down to `path`. */
 async function modesOnTheWay(path: string) {
@@ -92,7 +76,7 @@ describe.concurrent('a checkout anywhere', () => {
     }
   }, 180_000);
 
-  it('as an ordinary user, from a checkout it cannot write, with DATA_DIR in its own 0700 home: npm start and the admin command work', async () => {
+  it('as an ordinary user, from a checkout it cannot write (under a path with a space), with DATA_DIR in its own 0700 home: npm start and the admin command work', async () => {
     // Run as root, the test acts as `nobody` (every Linux has it; nothing to create or remove), with a 0700 home
     // of its own; run as an ordinary user already, it acts as itself.
     let user: { name: string; uid: number; gid: number; home: string } | undefined;
@@ -104,7 +88,7 @@ describe.concurrent('a checkout anywhere', () => {
       await chown(user.home, user.uid, user.gid);
       await chmod(user.home, 0o700);
     }
-    const project = join(readOnly, 'postwise');
+    const project = join(readOnly, 'my project');
     const dataDir = join(user?.home ?? readOnly, 'postwise data');
     const started: Running[] = [];
     try {
@@ -132,4 +116,33 @@ describe.concurrent('a checkout anywhere', () => {
       if (!user) await rm(dataDir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it("under a path with a space, tools/build-native.mjs (postinstall's build of better-sqlite3) builds a native dependency from source and makes nothing outside it", async () => {
+    // gyp's Makefile runs `mkdir -p <absolute path>` unquoted: unfixed, this made `my` beside `my project`.
+    const parent = await mkdtemp(join(tmpdir(), 'postwise-native-'));
+    const project = join(parent, 'my project');
+    const addon = join(project, 'node_modules', 'native-addon');
+    try {
+      await cp('tools', join(project, 'tools'), { recursive: true });
+      await cp('test/support/native-addon', addon, { recursive: true });
+      const build = () => run(['exec', '--', 'node', 'tools/build-native.mjs', 'node_modules/native-addon'], {}, { cwd: project });
+
+      const first = build();
+      expect(await first.exited, first.output()).toBe(0);
+      expect(first.output()).toContain('postwise: building native-addon from source with node-gyp');
+      const binary = join(addon, 'build', 'Release', 'addon.node');
+      expect(createRequire(import.meta.url)(binary)).toEqual({ answer: 42 });
+      expect(await readdir(parent)).toEqual(['my project']);
+      expect((await readdir(addon)).sort()).toEqual(['addon.c', 'binding.gyp', 'build', 'package.json']);
+
+      // Every npm install runs postinstall: a binary that loads is kept.
+      const builtAt = (await stat(binary)).mtimeMs;
+      const second = build();
+      expect(await second.exited, second.output()).toBe(0);
+      expect(second.output()).not.toContain('building');
+      expect((await stat(binary)).mtimeMs).toBe(builtAt);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -1,8 +1,11 @@
-import { fileURLToPath } from 'node:url';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectThroughForm, createAccount, postsOf, type TestAccount } from './support/bluesky.js';
-import { alive, run, stop, waitFor, type Running } from './support/processes.js';
+import { alive, checkout, run, stop, waitFor, type Running } from './support/processes.js';
 import { call, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -10,7 +13,7 @@ import { call, isSettled, startTestService, type TestService, type Workspace } f
  * an OOM kill) after the PDS accepted a record but before the status was written, and SIGTERM (a deploy) in the
  * middle of a publish. The fault sits in the worker's global fetch (test/support/platform-faults.mjs), where the
  * Bluesky client's requests really go. The API runs in this process without a worker, so the child takes the job;
- * the recovery is a worker started here afterwards.
+ * the recovery is a worker started here afterwards. The worker runs from a checkout under a path with a space.
  */
 
 let service: TestService;
@@ -19,11 +22,15 @@ let sql: postgres.Sql;
 let account: TestAccount;
 let integrationId: string;
 const started: Running[] = [];
-const faults = fileURLToPath(new URL('./support/platform-faults.mjs', import.meta.url));
+let parent: string;
+let project: string;
 /** Short, so the recovery of a killed worker's schedule need not wait minutes (no publish on loopback takes 3 s). */
 const RECOVERY = { publishStaleMs: 3000, publishRecoveryIntervalMs: 200 };
 
 beforeAll(async () => {
+  parent = await mkdtemp(join(tmpdir(), 'postwise-processes-'));
+  project = join(parent, 'my project');
+  await checkout(project);
   service = await startTestService({}, { api: true, worker: false });
   ws = await service.workspace({ plan: 'business' });
   sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
@@ -34,17 +41,20 @@ afterAll(async () => {
   for (const running of started) if (alive(-running.child.pid!)) process.kill(-running.child.pid!, 'SIGKILL');
   await sql?.end();
   await service?.stop();
+  if (parent) await rm(parent, { recursive: true, force: true });
 });
 
 /** `npm run worker` on the test's database, with `fault` in its fetch. */
 async function worker(fault: string): Promise<Running> {
+  // NODE_OPTIONS splits at spaces, so the module goes in as a file URL (a space is %20 there), not as a path.
+  const faults = pathToFileURL(join(project, 'test', 'support', 'platform-faults.mjs')).href;
   const running = run(['run', 'worker'], {
     DATABASE_URL: service.databaseUrl,
     ENCRYPTION_KEY: service.service.core.app.config.encryptionKey!,
     NODE_OPTIONS: `--import ${faults}`,
     POSTWISE_TEST_FAULT: fault,
     LOG_LEVEL: 'info',
-  });
+  }, { cwd: project });
   started.push(running);
   await waitFor(running, /Postwise worker running/);
   return running;

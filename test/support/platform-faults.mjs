@@ -1,5 +1,5 @@
 /**
- * Loaded into a worker process the tests start (NODE_OPTIONS=--import), to put a fault where the Bluesky client's
+ * Loaded into a worker process the tests start (NODE_OPTIONS=--import URL), to put a fault where the Bluesky client's
  * requests really go: the global fetch. POSTWISE_TEST_FAULT says what happens to com.atproto.repo.createRecord, and
  * a line on stderr says when it happened, for the test to act then (kill the process, send SIGTERM):
  * - accept-then-hang: the PDS performs it, its answer never reaches the worker ("FAULT createRecord accepted");

@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile, readlink, rm } from 'node:fs/promises';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { copyFile, mkdir, readFile, readlink, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 
 /** The README's commands as child processes: `npm start`, `npm run api`, `npm run admin`... */
 
@@ -35,6 +36,25 @@ export function run(args: string[], env: Record<string, string>, { cwd, user }: 
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, output: () => output, exited };
+}
+
+/**
+ * A checkout of this project at `target`, as `git clone` and `npm install` leave one: the files of the work
+ * tree (tracked, and new ones not ignored) and node_modules, hard-linked (fast, and physically under
+ * `target`, so every permission on the way applies), without vitest's cache, which a test run rewrites.
+ * The tests give it a path with a space (a directory named `my project`), where a path passed on unquoted splits.
+ */
+export async function checkout(target: string) {
+  const exec = promisify(execFile);
+  const { stdout } = await exec('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z']);
+  for (const file of stdout.split('\0').filter(Boolean)) {
+    await mkdir(join(target, dirname(file)), { recursive: true });
+    await copyFile(file, join(target, file)).catch((error) => {
+      if (error.code !== 'ENOENT') throw error; // deleted in the work tree, not yet in git
+    });
+  }
+  await exec('cp', ['-al', 'node_modules', join(target, 'node_modules')]);
+  await rm(join(target, 'node_modules', '.vite'), { recursive: true, force: true });
 }
 
 export async function waitFor(running: Running, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
