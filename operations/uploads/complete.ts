@@ -24,7 +24,7 @@ export default defineOperation({
     '`failed`). Completing again answers the same result with `idempotent: true`. An upload completed after its URL expired',
     'needs the storage allowance again (403 STORAGE_QUOTA_EXCEEDED when it is spent meanwhile).',
   ].join('\n'),
-  input: { body: z.strictObject({ uploadId: uuid, checksum }) },
+  input: { body: z.strictObject({ uploadId: uuid.meta({ description: 'The `uploadId` that POST /uploads/initiate answered.' }), checksum }) },
   output: UploadResult,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'CHECKSUM_MISMATCH', 'VALIDATION_ERROR', 'STORAGE_QUOTA_EXCEEDED'],
   async handler({ uploadId, checksum }, { db, storage, auth, fail }) {
