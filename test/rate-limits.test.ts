@@ -22,7 +22,7 @@ beforeAll(async () => {
   service = await startTestService();
   sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {} });
   env = { DATABASE_URL: service.databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64') };
-  for (const [plan, limit] of [['tiny', 3], ['small', 5]] as const) {
+  for (const [plan, limit] of [['tiny', 3], ['small', 5], ['thousand', 1000]] as const) {
     expect((await admin(['define-plan', '--plan', plan, '--rate-limit', String(limit), '--storage-bytes', '1000'], env)).code).toBe(0);
   }
 }, 120_000);
@@ -77,6 +77,16 @@ describe('rate limits', () => {
     const anonymous = await call(`${service.api}/users/me`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('ratelimit')).toBeNull();
+  });
+
+  it('counts down one by one across the leases\' flushes: a lone client sees `r` fall by exactly one each answer', async () => {
+    const ws = await service.workspace({ plan: 'thousand' });
+    const remaining: number[] = [];
+    // Back to back for a while: several flushes (every 100 ms) give back and lease tokens while requests come.
+    const started = Date.now();
+    while (Date.now() - started < 1500) remaining.push(rateLimitOf(await usersMe(ws.apiKey))!.remaining);
+    expect(remaining.length).toBeGreaterThan(50);
+    expect(remaining).toEqual(Array.from({ length: remaining.length }, (_, index) => 999 - index));
   });
 
   it('over MCP: tool calls count in the same bucket as REST; past the limit a tool error RATE_LIMITED, and the HTTP answer carries the headers', async () => {

@@ -95,6 +95,8 @@ export class RateLimiter {
   private readonly windows = new Map<string, Window>();
   private readonly leasing = new Map<string, Promise<Window>>();
   private flushing: Promise<void> = Promise.resolve();
+  /** The last lease statement sent: each waits for the one before, so each answer counts everything this process did before it. */
+  private leased: Promise<unknown> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -196,6 +198,8 @@ export class RateLimiter {
         const unused = window.lease - kept;
         const wanted = expected - kept;
         window.lease = kept;
+        // Given back from now on: the headers' `remaining` counts them at once, not only once the statement answers.
+        window.granted -= unused;
         window.demand = 0;
         if (ended) this.windows.delete(key);
         else if (wanted === 0) window.exhausted = false;
@@ -221,8 +225,17 @@ export class RateLimiter {
     return this.flushing;
   }
 
-  /** One statement for any number of windows; rows come back in the order asked. */
+  /**
+   * One statement for any number of windows; rows come back in the order asked. This process's statements run one
+   * after another (a flush's and a request's would otherwise cross, and the older answer's count be taken last).
+   */
   private leaseRows(requests: LeaseRequest[]): Promise<LeaseRow[]> {
+    const rows = this.leased.then(() => this.leaseStatement(requests));
+    this.leased = rows.catch(() => undefined);
+    return rows;
+  }
+
+  private leaseStatement(requests: LeaseRequest[]): Promise<LeaseRow[]> {
     return this.db<LeaseRow[]>`
       SELECT d.organization_id, d.bucket, l.window_id::text, l.ms_left, l.window_count, l.plan_name, l.plan_limit, l.granted
       FROM unnest(
