@@ -21,6 +21,8 @@ export interface Config {
   encryptionKey: string | undefined;
   /** The externally reachable base URL, for the links this service hands out (the connect pages); without it, http://HOST:PORT as bound. */
   publicUrl: string | undefined;
+  /** Origins besides PUBLIC_URL's whose browser pages may call POST /mcp (src/mcp/http.ts); none by default. */
+  allowedOrigins: string[];
   /** The PDS a Bluesky account is on when the connect form names none. */
   blueskyServiceUrl: string;
   /** LinkedIn's OAuth client and API (src/platforms/linkedin.ts); LinkedIn cannot be connected while clientId is unset. */
@@ -80,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: logLevel(env.LOG_LEVEL ?? 'info'),
     encryptionKey: env.ENCRYPTION_KEY || undefined,
     publicUrl: env.PUBLIC_URL ? baseUrl(env, 'PUBLIC_URL', '') : undefined,
+    allowedOrigins: originList(env, 'ALLOWED_ORIGINS'),
     blueskyServiceUrl: baseUrl(env, 'BLUESKY_SERVICE_URL', 'https://bsky.social'),
     linkedin: {
       clientId: env.LINKEDIN_CLIENT_ID || undefined,
@@ -155,6 +158,23 @@ function hostList(env: NodeJS.ProcessEnv, name: string): string[] {
     }
   }
   return entries;
+}
+
+/** Comma-separated origins (`https://app.example.com`, `http://localhost:5173`): a scheme, a host and an optional port. */
+function originList(env: NodeJS.ProcessEnv, name: string): string[] {
+  const entries = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  return entries.map((entry) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      // refused below
+    }
+    if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username) {
+      throw new StartupError(`${name} must list origins such as https://app.example.com (scheme, host, optional port; no path), separated by commas; got "${entry}"`);
+    }
+    return url.origin;
+  });
 }
 
 function linkedinVersion(raw: string): string {

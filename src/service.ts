@@ -5,7 +5,7 @@ import { answerClientErrors, createHttpApp } from './http/app.js';
 import { connectPages } from './http/connect-pages.js';
 import { openApiDocument } from './http/openapi.js';
 import type { Logger } from './logger.js';
-import { connectMcpOverHttp, principalOfHttpCall } from './mcp/http.js';
+import { connectMcpOverHttp, mcpOriginGuard, principalOfHttpCall } from './mcp/http.js';
 import { createMcpServer } from './mcp/server.js';
 import { StartupError } from './startup.js';
 import { startWorker, type Worker } from './worker/index.js';
@@ -58,6 +58,12 @@ async function serveHttp(core: Core, config: Config): Promise<Server> {
     pipeline: core.pipeline,
     openApiJson: JSON.stringify(openApiDocument(core.operations, VERSION)),
     mcp: await connectMcpOverHttp(mcpServer, core.app.logger, (principal) => core.pipeline.rateLimitOf(principal)),
+    mcpGuard: mcpOriginGuard({
+      bindHost: config.host,
+      publicUrl: () => core.app.publicUrl,
+      configuredPublicUrl: config.publicUrl,
+      allowedOrigins: config.allowedOrigins,
+    }),
     pages: connectPages(core.app),
   });
   return new Promise((resolve, reject) => {

@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { request as httpRequest } from 'node:http';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
@@ -26,6 +27,19 @@ afterAll(async () => {
 });
 
 const textOf = (result: any) => JSON.parse(result.content[0].text);
+
+/** A POST with a Host header of our choosing (fetch sends the URL's own). */
+function postWithHost(url: string, host: string, key: string, body: unknown) {
+  return new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const request = httpRequest(url, { method: 'POST', headers: { host, 'content-type': 'application/json', 'x-api-key': key } }, (response) => {
+      let text = '';
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(text) }));
+    });
+    request.on('error', reject);
+    request.end(JSON.stringify(body));
+  });
+}
 
 describe('MCP over Streamable HTTP', () => {
   it('lists exactly the public operations as tools, with object input and output schemas', async () => {
@@ -71,20 +85,85 @@ describe('MCP over Streamable HTTP', () => {
     expect(textOf(unknownArgument).code).toBe('VALIDATION_ERROR');
   });
 
-  it('keeps the 404 rule: internal tools, unknown tools and other workspaces\' rows look alike', async () => {
+  it('answers an unknown tool, and an internal operation\'s name, with the same JSON-RPC error -32602 naming it', async () => {
+    const rpc = (name: string, id: number) =>
+      call(`${service.base}/mcp`, { method: 'POST', key: ws.apiKey, body: { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { name: 'sneaky' } } } });
+    const unknownTool = await rpc('noSuchTool', 1);
+    const internalTool = await rpc('createApiKey', 2);
+    for (const [answer, name, id] of [[unknownTool, 'noSuchTool', 1], [internalTool, 'createApiKey', 2]] as const) {
+      expect(answer.status).toBe(200);
+      expect(answer.json.result).toBeUndefined();
+      expect(answer.json.id).toBe(id);
+      expect(answer.json.error.code).toBe(-32602);
+      expect(answer.json.error.message).toMatch(new RegExp(`Unknown tool: ${name}$`));
+    }
+    // Nothing tells the two apart but the name each was asked by.
+    expect(internalTool.json.error.message.replace('createApiKey', 'noSuchTool')).toBe(unknownTool.json.error.message);
+    expect((await ws.admin('listApiKeys')).items.some((key: { name: string }) => key.name === 'sneaky')).toBe(false);
+    // The SDK's client surfaces it as the protocol error it is.
+    await expect(client.callTool({ name: 'createApiKey', arguments: {} })).rejects.toThrow(/-32602.*Unknown tool: createApiKey/);
+    // Invalid arguments of a tool that exists stay a tool execution error (SEP-1303), which a model can read and correct.
+    const invalid = await client.callTool({ name: 'getUsage', arguments: { days: 'many' } });
+    expect(invalid.isError).toBe(true);
+    expect(textOf(invalid).code).toBe('VALIDATION_ERROR');
+  });
+
+  it('keeps the 404 rule for rows: another workspace\'s row and a missing one look alike, as over REST', async () => {
     const other = await service.workspace();
     const theirs = await other.admin('createTag', { name: 'Not yours' });
-    const unknownTool = await client.callTool({ name: 'noSuchTool', arguments: {} });
-    const internalTool = await client.callTool({ name: 'createApiKey', arguments: { name: 'sneaky' } });
     const foreignRow = await client.callTool({ name: 'getTag', arguments: { id: theirs.id } });
     const missingRow = await client.callTool({ name: 'getTag', arguments: { id: '00000000-0000-4000-8000-000000000000' } });
     const rest404 = await call(`${service.api}/api-keys`, { key: ws.apiKey });
-    for (const result of [unknownTool, internalTool, foreignRow, missingRow]) {
+    for (const result of [foreignRow, missingRow]) {
       expect(result.isError).toBe(true);
-      expect(result.content).toEqual(unknownTool.content);
+      expect(result.content).toEqual(foreignRow.content);
       expect(textOf(result)).toEqual(rest404.json);
     }
-    expect((await ws.admin('listApiKeys')).items.some((key: { name: string }) => key.name === 'sneaky')).toBe(false);
+  });
+
+  it('refuses with 403 a browser page of a foreign origin, and a foreign Host on its loopback bind (DNS rebinding)', async () => {
+    const port = Number(new URL(service.base).port);
+    const toolCall = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'getCurrentUser', arguments: {} } };
+    const fromOrigin = (origin: string | undefined, key = ws.apiKey) =>
+      call(`${service.base}/mcp`, { method: 'POST', key, body: toolCall, headers: origin ? { origin } : {} });
+
+    for (const origin of ['http://evil.example', 'null', `http://evil.example:${port}`, `http://127.0.0.1:${port + 1}`, 'not a url']) {
+      const refused = await fromOrigin(origin);
+      expect(refused.status, origin).toBe(403);
+      expect(refused.json).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining(`Origin ${origin} may not call this server`) }, id: null });
+      // Refused before the key is read: without one, the answer is the same.
+      expect((await fromOrigin(origin, 'pw_nope')).status).toBe(403);
+    }
+    // No Origin (a non-browser client), its own origin, and this port's other loopback names are served.
+    for (const origin of [undefined, service.base, `http://localhost:${port}`, `http://[::1]:${port}`]) {
+      const served = await fromOrigin(origin);
+      expect(served.status, origin).toBe(200);
+      expect(served.json.result.structuredContent.id).toBe(ws.userId);
+    }
+
+    // A Host that names another machine reaches a loopback bind only through a rebound name.
+    const withHost = (host: string) => postWithHost(`${service.base}/mcp`, host, ws.apiKey, toolCall);
+    const rebound = await withHost(`evil.example:${port}`);
+    expect(rebound.status).toBe(403);
+    expect(rebound.body.error).toEqual({ code: -32000, message: 'Invalid Host: evil.example' });
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]) expect((await withHost(host)).status, host).toBe(200);
+  });
+
+  it('serves the origins of ALLOWED_ORIGINS and PUBLIC_URL, and the public host on a loopback bind', async () => {
+    const configured = await startTestService({ allowedOrigins: ['https://app.example.com'], publicUrl: 'https://postwise.example.com' });
+    try {
+      const member = await configured.workspace();
+      const toolCall = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'getCurrentUser', arguments: {} } };
+      const fromOrigin = (origin: string) => call(`${configured.base}/mcp`, { method: 'POST', key: member.apiKey, body: toolCall, headers: { origin } });
+      expect((await fromOrigin('https://app.example.com')).status).toBe(200);
+      expect((await fromOrigin('https://postwise.example.com')).status).toBe(200);
+      expect((await fromOrigin('http://app.example.com')).status).toBe(403);
+      expect((await fromOrigin('https://other.example.com')).status).toBe(403);
+      expect((await postWithHost(`${configured.base}/mcp`, 'postwise.example.com', member.apiKey, toolCall)).status).toBe(200);
+      expect((await postWithHost(`${configured.base}/mcp`, 'other.example.com', member.apiKey, toolCall)).status).toBe(403);
+    } finally {
+      await configured.stop();
+    }
   });
 
   it('refuses HTTP requests without a valid key with 401, and a revoked key on the next call', async () => {

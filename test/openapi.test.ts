@@ -39,6 +39,31 @@ const publicOperations: [string, string][] = [
   ['post', '/uploads/from-url'],
 ];
 
+/** JSON Schema 2020-12's keywords, and the four the OpenAPI 3.1 Schema Object adds. */
+const KEYWORDS = new Set(
+  (
+    '$schema $id $ref $defs $anchor $dynamicRef $dynamicAnchor $comment $vocabulary type enum const multipleOf maximum exclusiveMaximum ' +
+    'minimum exclusiveMinimum maxLength minLength pattern maxItems minItems uniqueItems maxContains minContains maxProperties minProperties ' +
+    'required dependentRequired properties patternProperties additionalProperties propertyNames items prefixItems contains unevaluatedItems ' +
+    'unevaluatedProperties allOf anyOf oneOf not if then else dependentSchemas title description default deprecated readOnly writeOnly ' +
+    'examples format contentEncoding contentMediaType contentSchema discriminator xml externalDocs example'
+  ).split(' '),
+);
+const SCHEMA_MAPS = ['properties', '$defs', 'patternProperties', 'dependentSchemas'];
+const SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'contains', 'propertyNames', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema'];
+const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
+
+/** Adds to `found` every key of `schema` and its subschemas that neither JSON Schema nor OpenAPI defines. */
+function unknownKeywords(schema: unknown, where: string, found: string[]) {
+  if (typeof schema !== 'object' || schema === null) return;
+  for (const [key, value] of Object.entries(schema)) {
+    if (!KEYWORDS.has(key)) found.push(`${where}: ${key}`);
+    if (SCHEMA_MAPS.includes(key)) for (const [name, sub] of Object.entries(value as object)) unknownKeywords(sub, `${where}.${name}`, found);
+    if (SUBSCHEMAS.includes(key)) unknownKeywords(value, `${where}.${key}`, found);
+    if (SCHEMA_LISTS.includes(key)) (value as unknown[]).forEach((sub, index) => unknownKeywords(sub, `${where}.${key}[${index}]`, found));
+  }
+}
+
 const operation = (method: string, path: string) => doc.paths[path]?.[method];
 const parameter = (method: string, path: string, name: string) =>
   operation(method, path).parameters.find((p: { name: string }) => p.name === name);
@@ -99,6 +124,46 @@ describe('GET /api/v1/openapi.json', () => {
     expect(Object.keys(resolved.properties).sort()).toEqual(['api', 'mcp', 'windowDays']);
     const tags = operation('get', '/tags').responses['200'].content['application/json'].schema;
     expect(tags.required).toEqual(['items', 'nextCursor']);
+  });
+
+  it('describes every parameter and tool argument, in schemas made only of JSON Schema and OpenAPI keywords', async () => {
+    const ws = await service.workspace();
+    const listed = await call(`${service.base}/mcp`, { method: 'POST', key: ws.apiKey, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    const tools: { name: string; inputSchema: any; outputSchema: any }[] = listed.json.result.tools;
+    expect(tools.length).toBe(publicOperations.length);
+
+    const undescribed: string[] = [];
+    for (const [method, path] of publicOperations) {
+      for (const { name, in: where, description } of operation(method, path).parameters ?? []) {
+        if (!description?.trim()) undescribed.push(`openapi ${method} ${path} ${where}.${name}`);
+      }
+    }
+    for (const tool of tools) {
+      for (const [name, schema] of Object.entries<any>(tool.inputSchema.properties ?? {})) {
+        if (!schema.description?.trim()) undescribed.push(`tool ${tool.name} ${name}`);
+      }
+    }
+    expect(undescribed).toEqual([]);
+
+    const unknown: string[] = [];
+    const schemasOfDocument = [
+      ...Object.entries(doc.components.schemas).map(([name, schema]) => [`components.schemas.${name}`, schema]),
+      ...publicOperations.flatMap(([method, path]) => {
+        const { parameters = [], requestBody, responses } = operation(method, path);
+        const where = `${method} ${path}`;
+        return [
+          ...parameters.map((parameter: any) => [`${where} ${parameter.name}`, parameter.schema]),
+          ...Object.values<any>(requestBody?.content ?? {}).map((content) => [`${where} body`, content.schema]),
+          ...Object.entries<any>(responses).flatMap(([status, response]) => [
+            ...Object.values<any>(response.content ?? {}).map((content) => [`${where} ${status}`, content.schema]),
+            ...Object.entries<any>(response.headers ?? {}).map(([name, header]) => [`${where} ${status} ${name}`, header.schema]),
+          ]),
+        ];
+      }),
+    ];
+    const schemasOfTools = tools.flatMap((tool) => [[`tool ${tool.name} input`, tool.inputSchema], [`tool ${tool.name} output`, tool.outputSchema]]);
+    for (const [where, schema] of [...schemasOfDocument, ...schemasOfTools]) unknownKeywords(schema, where, unknown);
+    expect(unknown).toEqual([]);
   });
 
   it('matches the committed snapshot (update it on purpose with `npx vitest -u`)', async () => {

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createHttpApp } from '../src/http/app.js';
-import { connectMcpOverHttp, principalOfHttpCall } from '../src/mcp/http.js';
+import { connectMcpOverHttp, mcpOriginGuard, principalOfHttpCall } from '../src/mcp/http.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { defineOperation } from '../src/registry/operation.js';
 import { Pipeline } from '../src/registry/pipeline.js';
@@ -81,6 +81,7 @@ beforeAll(async () => {
     pipeline,
     openApiJson: '{}',
     mcp: await connectMcpOverHttp(createMcpServer(operations, pipeline, principalOfHttpCall), logger, (principal) => pipeline.rateLimitOf(principal)),
+    mcpGuard: mcpOriginGuard({ bindHost: '127.0.0.1', publicUrl: () => base, configuredPublicUrl: undefined, allowedOrigins: [] }),
   });
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));

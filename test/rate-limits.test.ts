@@ -9,7 +9,7 @@ import { call, eventually, freshDatabase, startTestService, type Answer, type Te
 /**
  * Rate limits per plan, in the one pipeline: the headers on every keyed answer, 429 RATE_LIMITED over REST
  * and a tool error over MCP, the programmatic and browser buckets apart, the admin command not limited, and
- * one limit shared by two `npm run api` processes on one database. Plans with small limits are made with the
+ * one limit shared exactly by three `npm run api` processes on one database. Plans with small limits are made with the
  * admin command, as an operator would. A window opens at a workspace's first request, so each test has a
  * fresh workspace and its whole minute ahead of it.
  */
@@ -22,7 +22,7 @@ beforeAll(async () => {
   service = await startTestService();
   sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {} });
   env = { DATABASE_URL: service.databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64') };
-  for (const [plan, limit] of [['tiny', 3], ['small', 5]] as const) {
+  for (const [plan, limit] of [['tiny', 3], ['small', 5], ['thousand', 1000]] as const) {
     expect((await admin(['define-plan', '--plan', plan, '--rate-limit', String(limit), '--storage-bytes', '1000'], env)).code).toBe(0);
   }
 }, 120_000);
@@ -77,6 +77,16 @@ describe('rate limits', () => {
     const anonymous = await call(`${service.api}/users/me`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('ratelimit')).toBeNull();
+  });
+
+  it('counts down one by one across the leases\' flushes: a lone client sees `r` fall by exactly one each answer', async () => {
+    const ws = await service.workspace({ plan: 'thousand' });
+    const remaining: number[] = [];
+    // Back to back for a while: several flushes (every 100 ms) give back and lease tokens while requests come.
+    const started = Date.now();
+    while (Date.now() - started < 1500) remaining.push(rateLimitOf(await usersMe(ws.apiKey))!.remaining);
+    expect(remaining.length).toBeGreaterThan(50);
+    expect(remaining).toEqual(Array.from({ length: remaining.length }, (_, index) => 999 - index));
   });
 
   it('over MCP: tool calls count in the same bucket as REST; past the limit a tool error RATE_LIMITED, and the HTTP answer carries the headers', async () => {
@@ -151,48 +161,89 @@ describe('rate limits', () => {
   });
 });
 
-describe('two API processes on one database', () => {
+describe('three API processes on one database', () => {
   const started: Running[] = [];
+  let processEnv: Record<string, string>;
+  let databaseUrl: string;
+  let ports: number[];
+  let db: postgres.Sql;
+
+  beforeAll(async () => {
+    databaseUrl = await freshDatabase();
+    processEnv = { DATABASE_URL: databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64'), HOST: '127.0.0.1' };
+    ports = [await freePort(), await freePort(), await freePort()];
+    // One at a time: the first applies the migrations, the others find them applied.
+    for (const port of ports) {
+      const api = run(['run', 'api'], { ...processEnv, PORT: String(port) });
+      started.push(api);
+      await waitFor(api, /API and MCP running/, 90_000);
+    }
+    db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  }, 300_000);
   afterAll(async () => {
+    await db?.end();
     for (const running of started) await stop(running);
   });
 
-  it('share one limit: each admits against what the other has counted', async () => {
-    const databaseUrl = await freshDatabase();
-    const processEnv = { DATABASE_URL: databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64'), HOST: '127.0.0.1' };
-    const [portA, portB] = [await freePort(), await freePort()];
-    const a = run(['run', 'api'], { ...processEnv, PORT: String(portA) });
-    started.push(a);
-    await waitFor(a, /API and MCP running/, 90_000);
-    const b = run(['run', 'api'], { ...processEnv, PORT: String(portB) });
-    started.push(b);
-    await waitFor(b, /API and MCP running/, 90_000);
+  /**
+   * Hammers the three processes at once, eight requests in flight at each, until the limit's worth has been
+   * admitted, then one second more: the admitted total is the limit exactly, and every process refuses the rest.
+   */
+  async function hammer(limit: number) {
+    const plan = `shared-${limit}`;
+    expect((await admin(['define-plan', '--plan', plan, '--rate-limit', String(limit), '--storage-bytes', '1000'], processEnv)).code).toBe(0);
+    const { json: ws } = await admin(['bootstrap', '--json', '--plan', plan], processEnv);
+    const admitted = [0, 0, 0];
+    const refused = [0, 0, 0];
+    const statuses = new Set<number>();
+    let reachedAt: number | undefined;
+    const startedAt = Date.now();
+    const done = () => (reachedAt !== undefined && Date.now() - reachedAt > 1000) || Date.now() - startedAt > 60_000;
+    const client = async (index: number) => {
+      while (!done()) {
+        const answer = await fetch(`http://127.0.0.1:${ports[index]}/api/v1/users/me`, { headers: { 'x-api-key': ws.apiKey } });
+        await answer.arrayBuffer();
+        statuses.add(answer.status);
+        if (answer.status === 200) admitted[index]!++;
+        else refused[index]!++;
+        if (reachedAt === undefined && admitted.reduce((a, b) => a + b) >= limit) reachedAt = Date.now();
+      }
+    };
+    await Promise.all(ports.flatMap((_, index) => Array.from({ length: 8 }, () => client(index))));
+    const counted = async () => (await db`SELECT count FROM rate_limit_windows WHERE organization_id = ${ws.workspaceId}`)[0]?.count as number;
+    return { admitted, refused, statuses, counted, within: Date.now() - startedAt < 60_000 };
+  }
 
-    expect((await admin(['define-plan', '--plan', 'shared', '--rate-limit', '10', '--storage-bytes', '1000'], processEnv)).code).toBe(0);
-    const { json: ws } = await admin(['bootstrap', '--json', '--plan', 'shared'], processEnv);
-    const db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-    try {
-      const at = (port: number) => call(`http://127.0.0.1:${port}/api/v1/users/me`, { key: ws.apiKey });
-      const counted = async () => (await db`SELECT count FROM rate_limit_windows WHERE organization_id = ${ws.workspaceId}`)[0]?.count as number | undefined;
+  for (const limit of [20, 1200]) {
+    it(`share a limit of ${limit} exactly: hammered at once, they admit the limit and not one request more`, async () => {
+      const { admitted, refused, statuses, counted, within } = await hammer(limit);
+      expect(within).toBe(true);
+      expect(admitted.reduce((a, b) => a + b)).toBe(limit);
+      expect([...statuses].sort()).toEqual([200, 429]);
+      // Each process was asked past the limit, and refused.
+      for (const index of [0, 1, 2]) expect(refused[index]).toBeGreaterThan(0);
+      // Every token of the window was granted, and none is held any more than it was used.
+      expect(await counted()).toBe(limit);
+    }, 120_000);
+  }
 
-      // A admits six, and adds them to the shared count at its next flush.
-      for (let i = 0; i < 6; i++) expect((await at(portA)).status).toBe(200);
-      expect(await eventually(counted, (count) => count === 6)).toBe(6);
+  it('give back what they lease and do not use: another process admits it', async () => {
+    expect((await admin(['define-plan', '--plan', 'handed-on', '--rate-limit', '10', '--storage-bytes', '1000'], processEnv)).code).toBe(0);
+    const { json: ws } = await admin(['bootstrap', '--json', '--plan', 'handed-on'], processEnv);
+    const at = (port: number) => call(`http://127.0.0.1:${port}/api/v1/users/me`, { key: ws.apiKey });
+    const counted = async () => (await db`SELECT count FROM rate_limit_windows WHERE organization_id = ${ws.workspaceId}`)[0]?.count as number;
 
-      // B joins the window A opened: four left, then refused.
-      const fromB = [];
-      for (let i = 0; i < 5; i++) fromB.push(await at(portB));
-      expect(fromB.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 429]);
-      expect(fromB.map((answer) => rateLimitOf(answer)?.remaining)).toEqual([3, 2, 1, 0, 0]);
-      expect(await eventually(counted, (count) => count === 10)).toBe(10);
-
-      // A learns the total at its next flush after it is asked again: at most the requests it receives before then get through.
-      let extra = 0;
-      for (let i = 0; i < 200 && (await at(portA)).status === 200; i++) extra++;
-      expect((await at(portA)).status).toBe(429);
-      expect(await eventually(counted, (count) => count === 10 + extra)).toBe(10 + extra);
-    } finally {
-      await db.end();
-    }
-  }, 240_000);
+    // The first process admits six; it leases a little ahead, and gives back what it did not use at its next flush.
+    for (let i = 0; i < 6; i++) expect((await at(ports[0]!)).status).toBe(200);
+    expect(await eventually(counted, (count) => count === 6)).toBe(6);
+    // The second finds the four that are left, says so in its headers, and refuses the fifth.
+    const fromSecond = [];
+    for (let i = 0; i < 5; i++) fromSecond.push(await at(ports[1]!));
+    expect(fromSecond.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 429]);
+    expect(fromSecond.map((answer) => rateLimitOf(answer)?.remaining)).toEqual([3, 2, 1, 0, 0]);
+    // And the first, asked again, refuses at once: nothing is left anywhere.
+    expect((await at(ports[0]!)).status).toBe(429);
+    expect((await at(ports[2]!)).status).toBe(429);
+    expect(await counted()).toBe(10);
+  }, 60_000);
 });

@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import postgres from 'postgres';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { operations } from '../operations/index.js';
 import { definePlan, setWorkspacePlan } from '../src/plans.js';
 import { createAccount } from './support/bluesky.js';
@@ -318,6 +318,38 @@ describe('an expired signed URL', () => {
     const again = await call(`${short.api}/uploads/initiate`, { method: 'POST', key: workspace.apiKey, body });
     expect(again.status, again.text).toBe(200);
   });
+
+  it('is read by complete with the database\'s clock, as the allowance is: a service whose clock runs behind cannot overrun it', async () => {
+    const minute = await startTestService({ uploadUrlTtlSeconds: 60 });
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    try {
+      const name = `storage-clock-${Math.random().toString(36).slice(2, 8)}`;
+      const bytes = await photo(40, 40);
+      await definePlan(minute.service.core.db, { name, rateLimitPerMinute: 1000, storageBytes: Math.floor(bytes.length * 1.5) });
+      const workspace = await minute.workspace();
+      await setWorkspacePlan(minute.service.core.db, workspace.workspaceId, name);
+      // This process (the service and its embedded store in it) 90 s behind the database: the URLs it signs work for a
+      // minute by its clock, but have expired by the database's, which has stopped counting their reservations.
+      vi.setSystemTime(Date.now() - 90_000);
+      const body = { scenarioId: 'post_attachments', fileName: 'a.jpg', fileType: 'image/jpeg', fileSize: bytes.length, checksum: sha256(bytes) };
+      const uploads = [];
+      for (let i = 0; i < 2; i++) {
+        const started = await call(`${minute.api}/uploads/initiate`, { method: 'POST', key: workspace.apiKey, body });
+        expect(started.status, started.text).toBe(200);
+        expect((await put(started.json.signedUrl, bytes, started.json.requiredHeaders)).status).toBe(200);
+        uploads.push(started.json.uploadId as string);
+      }
+      const complete = (uploadId: string) => call(`${minute.api}/uploads/complete`, { method: 'POST', key: workspace.apiKey, body: { uploadId, checksum: sha256(bytes) } });
+      // complete takes each lapsed reservation again, by the clock that let it lapse: the second no longer fits.
+      expect((await complete(uploads[0]!)).status).toBe(200);
+      const refused = await complete(uploads[1]!);
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.json.code).toBe('STORAGE_QUOTA_EXCEEDED');
+    } finally {
+      vi.useRealTimers();
+      await minute.stop();
+    }
+  });
 });
 
 describe('over MCP', () => {
@@ -532,5 +564,47 @@ describe('POST /uploads/from-url', () => {
     } finally {
       listener.close();
     }
+  });
+});
+
+describe('complete and delete at the same moment', () => {
+  let single: TestService;
+  let db: postgres.Sql;
+  beforeAll(async () => {
+    // One connection: queries queue for it in the order they are made, which lets the test order the two calls exactly.
+    single = await startTestService({ databasePoolSize: 1 });
+    db = postgres(single.databaseUrl, { max: 2, onnotice: () => {} });
+  });
+  afterAll(async () => {
+    await db?.end();
+    await single?.stop();
+  });
+
+  it('a delete that waited for complete\'s lock, and ran before its answer was read, makes complete answer 404, not 500', async () => {
+    const workspace = await single.workspace({ plan: 'business' });
+    const bytes = await photo(64, 48);
+    const body = { scenarioId: 'post_attachments', fileName: 'a.jpg', fileType: 'image/jpeg', fileSize: bytes.length, checksum: sha256(bytes) };
+    const started = await call(`${single.api}/uploads/initiate`, { method: 'POST', key: workspace.apiKey, body });
+    expect((await put(started.json.signedUrl, bytes, started.json.requiredHeaders)).status).toBe(200);
+    const { uploadId } = started.json;
+
+    let completing: Promise<Awaited<ReturnType<typeof call>>> | undefined;
+    let deleting: ReturnType<TestService['service']['core']['runAs']> | undefined;
+    await db.begin(async (tx) => {
+      // complete waits for this lock inside its transaction, on the service's one connection.
+      await tx`SELECT 1 FROM uploads WHERE id = ${uploadId} FOR UPDATE`;
+      completing = call(`${single.api}/uploads/complete`, { method: 'POST', key: workspace.apiKey, body: { uploadId, checksum: sha256(bytes) } });
+      await eventually(
+        async () => (await db`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM uploads%FOR UPDATE%'`)[0]!.n,
+        (waiting) => waiting > 0,
+        10_000,
+      );
+      // The delete queues for the connection now, before complete's answer is read after its commit.
+      deleting = single.service.core.runAs(workspace, 'deleteUpload', { uploadId });
+    });
+    const [completed, deleted] = await Promise.all([completing!, deleting!]);
+    expect(deleted.status).toBe(200);
+    expect(completed.status, completed.text).toBe(404);
+    expect(completed.json.code).toBe('NOT_FOUND');
   });
 });

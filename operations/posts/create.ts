@@ -95,9 +95,11 @@ export default defineOperation({
   input: {
     body: z.strictObject({
       rows: z.array(Row).min(1).max(50).meta({ description: 'One post each.' }),
-      shared: z.strictObject({
-        selectedIntegrations: z.array(uuid).min(1).max(20).meta({ description: 'The channels every row is scheduled to, once each.' }),
-      }),
+      shared: z
+        .strictObject({
+          selectedIntegrations: z.array(uuid).min(1).max(20).meta({ description: 'The channels every row is scheduled to, once each.' }),
+        })
+        .meta({ description: 'What every row shares: the channels it is scheduled to.' }),
       postAction,
     }),
   },

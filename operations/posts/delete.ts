@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
-import { success, uuid } from '../../src/registry/fields.js';
+import { success, idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { cancelPublish } from '../../src/worker/jobs.js';
 
@@ -14,7 +14,7 @@ export default defineOperation({
     'Removes the post, its tags and attachments, and all its schedules, with the publish jobs of those still pending, in one ' +
     'transaction: nothing is published for it afterwards. While one of its schedules is PUBLISHING the answer is 409 INVALID_STATE ' +
     '(try again once it has finished). What was already PUBLISHED stays on the platform. The monthly quota spent is not given back.',
-  input: { path: z.object({ id: uuid }) },
+  input: { path: z.object({ id: idOf('post') }) },
   output: success,
   errors: ['NOT_FOUND', 'INVALID_STATE'],
   async handler({ id }, { db, auth, fail }) {

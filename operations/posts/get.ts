@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
-import { uuid } from '../../src/registry/fields.js';
+import { idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { loadPosts, Post } from './post.js';
 
@@ -14,7 +14,7 @@ export default defineOperation({
     'Schedules come one per channel, each followed by its thread parts, with the channel as `integration` ' +
     '(`id`, `name`, `platform`, `tokenStatus`). Fields of features not built yet (approval, evergreen recycling, ' +
     'collaboration) are null, false or empty.',
-  input: { path: z.object({ id: uuid }) },
+  input: { path: z.object({ id: idOf('post') }) },
   output: Post,
   errors: ['NOT_FOUND'],
   async handler({ id }, { db, storage, auth, fail }) {

@@ -28,12 +28,31 @@ export default defineOperation({
     query: z.object({
       page: z.number().int().min(1).default(1).meta({ description: 'From 1; 1 unless given.' }),
       limit: z.number().int().min(1).max(100).default(10).meta({ description: 'Posts per page, 1 to 100; 10 unless given.' }),
-      status: z.array(scheduleStatus).min(1).max(5).optional(),
-      search: text.max(500).optional(),
-      platform: z.array(platform).min(1).max(2).optional(),
-      dateFrom: dateOrTime.optional(),
-      dateTo: dateOrTime.optional(),
-      tagIds: z.array(uuid).min(1).max(50).optional(),
+      status: z
+        .array(scheduleStatus)
+        .min(1)
+        .max(5)
+        .optional()
+        .meta({ description: 'Only posts with a schedule in one of these statuses; repeated keys or comma-separated values. All unless given.' }),
+      search: text.max(500).optional().meta({ description: 'Only posts whose content contains this text, case-insensitively (`%` and `_` match themselves).' }),
+      platform: z
+        .array(platform)
+        .min(1)
+        .max(2)
+        .optional()
+        .meta({ description: 'Only posts with a schedule on a channel of one of these platforms; repeated keys or comma-separated values.' }),
+      dateFrom: dateOrTime.optional().meta({
+        description: 'Only posts with a schedule at or after this time: an ISO 8601 date-time with its offset, or a date (`2026-11-23`) meaning the start of that day in the workspace\'s time zone.',
+      }),
+      dateTo: dateOrTime.optional().meta({
+        description: 'Only posts with a schedule at or before this time: an ISO 8601 date-time with its offset, or a date meaning the end of that whole day in the workspace\'s time zone.',
+      }),
+      tagIds: z
+        .array(uuid)
+        .min(1)
+        .max(50)
+        .optional()
+        .meta({ description: 'Only posts carrying any of these tags (tag ids); repeated keys or comma-separated values.' }),
     }),
   },
   output: z.object({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
-import { timestamp, uuid } from '../../src/registry/fields.js';
+import { idOf, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
 import { content, settings } from './create.js';
@@ -62,18 +62,22 @@ export default defineOperation({
     'VALIDATION_ERROR, naming the field, channel and rule): delete such a part (DELETE /schedules/{id}). All or nothing.',
   ].join('\n'),
   input: {
-    path: z.object({ id: uuid }),
+    path: z.object({ id: idOf('post') }),
     body: z.strictObject({
-      content: content.optional(),
-      tagIds: z.array(uuid).max(50).optional(),
-      firstComment: content.nullable().optional(),
-      isEvergreen: z.boolean().optional(),
+      content: content.optional().meta({ description: 'The post\'s new text, also given to each unpublished schedule that published the post\'s text.' }),
+      tagIds: z.array(uuid).max(50).optional().meta({ description: 'Replaces the post\'s tags (tag ids); [] removes them.' }),
+      firstComment: content.nullable().optional().meta({ description: 'The comment posted under the post on every unpublished schedule; null removes it.' }),
+      isEvergreen: z.boolean().optional().meta({ description: 'Whether the post is evergreen.' }),
       media: mediaList.optional(),
       schedules: z
-        .array(z.strictObject({ id: uuid, content: content.optional(), settings: settings.optional() }))
+        .array(z.strictObject({ id: idOf('schedule'), content: content.optional(), settings: settings.optional() }))
         .max(100)
-        .optional(),
-      postAction: z.enum(['SCHEDULED_TIME', 'PUBLISH_NOW', 'NEXT_WINDOW']).optional(),
+        .optional()
+        .meta({ description: 'Per schedule of this post: its own `content` and/or `settings` (which replace the old ones).' }),
+      postAction: z
+        .enum(['SCHEDULED_TIME', 'PUBLISH_NOW', 'NEXT_WINDOW'])
+        .optional()
+        .meta({ description: 'Makes the post\'s DRAFT schedules live: at `scheduledAt`, now, or at the next posting window.' }),
       scheduledAt: timestamp.optional().meta({ description: 'With postAction SCHEDULED_TIME: when the drafts publish; in the future.' }),
     }),
   },

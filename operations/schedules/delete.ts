@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { openAccount } from '../../src/accounts.js';
 import { PlatformError } from '../../src/platforms/index.js';
-import { success, uuid } from '../../src/registry/fields.js';
+import { success, idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { cancelPublish } from '../../src/worker/jobs.js';
 import { lockForMove } from './state.js';
@@ -20,7 +20,7 @@ export default defineOperation({
     'its published parts and its first comment, while its parts not yet published are cancelled; 409 INVALID_STATE while a part ' +
     'is PUBLISHING) and keeps its row, with `platformDeletedAt` set; deleting it again changes nothing. ' +
     'When the platform refuses or does not answer: 502 PLATFORM_ERROR, nothing changed here. A PUBLISHING schedule answers 409 INVALID_STATE.',
-  input: { path: z.object({ id: uuid }) },
+  input: { path: z.object({ id: idOf('schedule') }) },
   output: success,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'PLATFORM_ERROR'],
   async handler({ id }, context) {

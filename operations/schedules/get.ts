@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
-import { uuid } from '../../src/registry/fields.js';
+import { idOf, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { loadPosts, Post, PostSchedule } from '../posts/post.js';
 import { CalendarPost, thumbnailOf } from './calendar.js';
@@ -15,7 +15,7 @@ export default defineOperation({
     'The post the schedule belongs to (every Post field, `organizationId` included), whose `schedules` holds the one schedule asked for, ' +
     'with its `integration` and the calendar\'s view of its `post`. `postId` must be that schedule\'s post: a schedule and post that do ' +
     'not belong together, or to this workspace, answer 404.',
-  input: { path: z.object({ id: uuid }), query: z.object({ postId: uuid.meta({ description: 'The post the schedule belongs to.' }) }) },
+  input: { path: z.object({ id: idOf('schedule') }), query: z.object({ postId: uuid.meta({ description: 'The post the schedule belongs to.' }) }) },
   output: Post.extend({ schedules: z.array(PostSchedule.extend({ post: CalendarPost })).length(1) }).meta({ id: 'PostWithSchedule' }),
   errors: ['NOT_FOUND'],
   async handler({ id, postId }, { db, storage, auth, fail }) {

@@ -8,7 +8,11 @@ import { scheduleStatus } from '../posts/post.js';
 import { dateOrTime, instantOf, workspaceZone } from '../workspace/time.js';
 import { CalendarCursor, CalendarSchedule, cursorOf, selectCalendar, toCalendarSchedule } from './calendar.js';
 
-const bound = dateOrTime.meta({ description: 'A date-time with its offset, or a date (`2026-03-29`), which means midnight in the workspace\'s time zone.' });
+/** Optional inside: a parameter's description must be on its outermost schema for the OpenAPI document to carry it. */
+const bound = (which: string) =>
+  dateOrTime.optional().meta({
+    description: `${which}: a date-time with its offset, or a date (\`2026-03-29\`), which means midnight in the workspace's time zone.`,
+  });
 
 const listOf = <T extends z.ZodType>(item: T, what: string) =>
   z
@@ -35,12 +39,20 @@ export default defineOperation({
     'schedules added or moved during a walk never make it repeat or skip one that stayed in place.',
   input: {
     query: z.object({
-      startDate: bound.optional(),
-      endDate: bound.optional(),
-      view: z.enum(['month', 'week', 'agenda']).default('agenda'),
+      startDate: bound('Where the listing starts, inclusive; for `week` and `month`, a moment in the week or month to show'),
+      endDate: bound('Where the listing ends, exclusive'),
+      view: z
+        .enum(['month', 'week', 'agenda'])
+        .default('agenda')
+        .meta({ description: '`agenda` (the default): from `startDate` to `endDate`; `week` or `month`: the ISO week or calendar month containing `startDate`, in the workspace\'s time zone.' }),
       limit: z.number().int().min(10).max(100).default(20).meta({ description: 'Schedules per page, 10 to 100; 20 unless given.' }),
-      cursor: CalendarCursor.optional().meta({ param: { style: 'deepObject', explode: true } }),
-      direction: z.enum(['forward', 'backward']).default('forward'),
+      cursor: CalendarCursor.optional().meta({
+        description: 'The `nextCursor` of the previous page, as deep-object keys (`cursor[scheduledAt]=…&cursor[id]=…`) or one JSON text; omit it for the first page.',
+      }),
+      direction: z
+        .enum(['forward', 'backward'])
+        .default('forward')
+        .meta({ description: '`forward` (the default) walks towards later schedules; `backward` towards earlier ones, newest first.' }),
       platforms: listOf(platform, 'platforms'),
       statuses: listOf(scheduleStatus, 'statuses'),
       integrationIds: listOf(uuid, 'integrations'),

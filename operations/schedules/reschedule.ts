@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { success, timestamp, uuid } from '../../src/registry/fields.js';
+import { success, timestamp, idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
 import { liveAgain, lockForMove } from './state.js';
@@ -17,7 +17,7 @@ export default defineOperation({
     'pass its first schedule, whose parts follow; a thread part alone answers 400. PUBLISHING and PUBLISHED answer 409 INVALID_STATE. ' +
     '`scheduledAt` must be in the future. The monthly quota is not spent again.',
   input: {
-    path: z.object({ scheduleId: uuid }),
+    path: z.object({ scheduleId: idOf('schedule') }),
     body: z.strictObject({ scheduledAt: timestamp.meta({ description: 'The new time; in the future.' }) }),
   },
   output: success,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { success, uuid } from '../../src/registry/fields.js';
+import { success, idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
 import { liveAgain, lockForMove } from './state.js';
@@ -15,7 +15,7 @@ export default defineOperation({
     'with its publish job queued in the same transaction; ' +
     'the FAILED thread parts after it come along. Any other status answers 409 INVALID_STATE naming it. Needs an active subscription ' +
     '(402). The monthly quota is not spent again: the schedule spent it when it was first made live.',
-  input: { path: z.object({ scheduleId: uuid }) },
+  input: { path: z.object({ scheduleId: idOf('schedule') }) },
   output: success,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'PAYMENT_REQUIRED'],
   idempotent: true,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
-import { uuid } from '../../src/registry/fields.js';
+import { idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { Tag, toTag, type TagRow } from './tag.js';
 
@@ -10,7 +10,7 @@ export default defineOperation({
   path: '/tags/{id}',
   visibility: 'public',
   summary: 'One tag of the workspace',
-  input: { path: z.object({ id: uuid }) },
+  input: { path: z.object({ id: idOf('tag') }) },
   output: Tag,
   errors: ['NOT_FOUND'],
   async handler({ id }, { db, auth, fail }) {

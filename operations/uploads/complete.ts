@@ -24,7 +24,7 @@ export default defineOperation({
     '`failed`). Completing again answers the same result with `idempotent: true`. An upload completed after its URL expired',
     'needs the storage allowance again (403 STORAGE_QUOTA_EXCEEDED when it is spent meanwhile).',
   ].join('\n'),
-  input: { body: z.strictObject({ uploadId: uuid, checksum }) },
+  input: { body: z.strictObject({ uploadId: uuid.meta({ description: 'The `uploadId` that POST /uploads/initiate answered.' }), checksum }) },
   output: UploadResult,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'CHECKSUM_MISMATCH', 'VALIDATION_ERROR', 'STORAGE_QUOTA_EXCEEDED'],
   async handler({ uploadId, checksum }, { db, storage, auth, fail }) {
@@ -39,7 +39,7 @@ export default defineOperation({
 
       const size = await storage.size(upload.objectKey);
       if (size === null) {
-        return fail('INVALID_STATE', upload.expiresAt < new Date()
+        return fail('INVALID_STATE', upload.expired
           ? 'No file was uploaded before the signed URL expired; initiate a new upload'
           : 'No file has been uploaded yet: PUT it to the signedUrl (with requiredHeaders) first');
       }
@@ -58,7 +58,7 @@ export default defineOperation({
       }
       const image = await imageOf(bytes);
       if (!image) return refuse({ code: 'VALIDATION_ERROR', message: 'The file is not a JPEG, PNG, WebP or GIF image. It was deleted' });
-      if (upload.expiresAt < new Date()) {
+      if (upload.expired) {
         const refusal = await reserveStorage(tx, auth.workspaceId, Number(upload.size), uploadId);
         if (refusal) return refuse({ code: 'STORAGE_QUOTA_EXCEEDED', message: `${refusal}. The file was deleted` });
       }
@@ -68,6 +68,7 @@ export default defineOperation({
       return { idempotent: false };
     });
     if ('code' in outcome) return fail(outcome.code, outcome.message);
-    return uploadResult(db, storage, uploadId, outcome.idempotent);
+    // Read after the commit: a delete that waited for this upload's lock may have removed it meanwhile.
+    return (await uploadResult(db, storage, uploadId, outcome.idempotent)) ?? fail('NOT_FOUND', NOT_FOUND_MESSAGE);
   },
 });

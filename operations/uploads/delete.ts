@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
-import { success, uuid } from '../../src/registry/fields.js';
+import { success, idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { storedVariants } from '../media/media.js';
 import { lockUpload, withdrawUpload } from './upload.js';
@@ -18,7 +18,7 @@ export default defineOperation({
     'cannot be deleted (409 CONFLICT names the post): remove it from the post, or delete the schedule, first. Drafts, published and',
     'failed posts lose the attachment with the media. Deleting again answers 404.',
   ].join('\n'),
-  input: { path: z.object({ uploadId: uuid }) },
+  input: { path: z.object({ uploadId: idOf('upload') }) },
   output: success,
   errors: ['NOT_FOUND', 'CONFLICT'],
   async handler({ uploadId }, { db, storage, logger, auth, fail }) {

@@ -59,13 +59,14 @@ export interface UploadRow {
   checksum: string;
   objectKey: string;
   status: 'pending' | 'completed';
-  expiresAt: Date;
+  /** Whether its signed URL has expired, by the database's clock: the one reserveStorage and withdrawUpload read too. */
+  expired: boolean;
 }
 
 /** The upload `id` of the workspace, locked until the transaction ends. */
 export async function lockUpload(tx: Sql, workspaceId: string, id: string): Promise<UploadRow | undefined> {
   const [upload] = await tx<UploadRow[]>`
-    SELECT id, scenario_id, size, checksum, object_key, status, expires_at FROM uploads
+    SELECT id, scenario_id, size, checksum, object_key, status, expires_at <= now() AS expired FROM uploads
     WHERE id = ${id} AND organization_id = ${workspaceId} AND status <> 'withdrawn' FOR UPDATE`;
   return upload;
 }
@@ -82,19 +83,20 @@ export async function withdrawUpload(tx: Sql, uploadId: string): Promise<void> {
   if (!withdrawn) await tx`DELETE FROM uploads WHERE id = ${uploadId}`;
 }
 
-/** A completed upload as the API shows it. */
-export async function uploadResult(db: Sql, storage: Storage, uploadId: string, idempotent: boolean): Promise<z.input<typeof UploadResult>> {
+/** A completed upload as the API shows it; undefined once it is deleted. */
+export async function uploadResult(db: Sql, storage: Storage, uploadId: string, idempotent: boolean): Promise<z.input<typeof UploadResult> | undefined> {
   const [media] = await db<(MediaRow & { uploadObjectKey: string })[]>`
     SELECT ${mediaColumns(db)}, u.object_key AS upload_object_key FROM media m JOIN uploads u ON u.id = m.upload_id WHERE m.upload_id = ${uploadId}`;
+  if (!media) return undefined;
   return {
     uploadId,
     status: 'completed',
-    objectKey: media!.uploadObjectKey,
-    publicUrl: storage.publicUrl(media!.uploadObjectKey),
+    objectKey: media.uploadObjectKey,
+    publicUrl: storage.publicUrl(media.uploadObjectKey),
     idempotent,
-    mediaId: media!.id,
+    mediaId: media.id,
     variants: toVariants(storage, media!),
-    variantsStatus: media!.variantsStatus,
+    variantsStatus: media.variantsStatus,
     avatarUrl: null,
   };
 }

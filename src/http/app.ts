@@ -20,6 +20,8 @@ export interface HttpDependencies {
   openApiJson: string;
   /** POST /mcp, from src/mcp. */
   mcp: RequestHandler;
+  /** What every request to /mcp passes first, before its key is read (src/mcp/http.ts: mcpOriginGuard). */
+  mcpGuard: RequestHandler;
   /** Pages outside /api/v1 and the registry (the connect pages), served as they are. */
   pages?: RequestHandler;
 }
@@ -30,7 +32,7 @@ const BODY_LIMIT = '1mb';
  * REST under /api/v1 and MCP at /mcp, both generated from the registry. Order matters: authentication comes
  * before body parsing and routing, so a caller without a valid key learns nothing about what exists.
  */
-export function createHttpApp({ authenticateKey, logger, operations, pipeline, openApiJson, mcp, pages }: HttpDependencies) {
+export function createHttpApp({ authenticateKey, logger, operations, pipeline, openApiJson, mcp, mcpGuard, pages }: HttpDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -79,6 +81,7 @@ export function createHttpApp({ authenticateKey, logger, operations, pipeline, o
     send(res, await pipeline.run({ operation: undefined, principal: res.locals.principal as Principal, surface: 'api', input: { kind: 'arguments', value: {} } }));
   });
 
+  app.use('/mcp', mcpGuard);
   app.post('/mcp', authenticate('mcp'), readBody, mcp);
   app.all('/mcp', authenticate('mcp'), (_req, res) => {
     res.set('allow', 'POST').status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this stateless server takes POST only' }, id: null });

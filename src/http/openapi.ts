@@ -11,7 +11,7 @@ export function openApiDocument(operations: readonly Operation[], version: strin
     const item = (paths[operation.path] ??= {});
     item[operation.method.toLowerCase() as 'get'] = describeOperation(operation);
   }
-  return createDocument({
+  return withDeepObjects(createDocument({
     openapi: '3.1.0',
     info: {
       title: 'Postwise API',
@@ -33,7 +33,27 @@ export function openApiDocument(operations: readonly Operation[], version: strin
       },
     },
     paths,
-  });
+  }));
+}
+
+type Document = ReturnType<typeof createDocument>;
+
+/**
+ * An object in the query is read as deep-object keys (`cursor[id]=...`; src/registry/text-input.ts), so every object
+ * parameter says so. Said here, for all of them, rather than in each schema's metadata, where it would leak into the
+ * JSON Schema of the parameter and of its MCP tool.
+ */
+function withDeepObjects(document: Document): Document {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, { type?: unknown }>;
+  const typeOf = (schema: { type?: unknown; $ref?: string }) => (schema.$ref ? schemas[schema.$ref.split('/').at(-1)!]?.type : schema.type);
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item ?? {}) as { parameters?: { in: string; schema?: object; style?: string; explode?: boolean }[] }[]) {
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in === 'query' && parameter.schema && typeOf(parameter.schema) === 'object') Object.assign(parameter, { style: 'deepObject', explode: true });
+      }
+    }
+  }
+  return document;
 }
 
 /** What an operation without body fields (a DELETE, an action) takes: no body, or `{}`; any field is refused. */
@@ -54,7 +74,7 @@ function describeOperation(operation: Operation): ZodOpenApiOperationObject {
       requestParams: {
         ...(path && { path }),
         ...(query && { query }),
-        ...(operation.idempotent && { header: z.object({ 'idempotency-key': idempotencyKey.optional() }) }),
+        ...(operation.idempotent && { header: z.object({ 'idempotency-key': idempotencyKey.optional().meta({ description: idempotencyKey.description }) }) }),
       },
     }),
     ...(body && { requestBody: { required: true, content: { 'application/json': { schema: body } } } }),

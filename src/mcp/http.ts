@@ -9,7 +9,9 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Request, Response } from 'express';
+import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import type { Request, RequestHandler, Response } from 'express';
+import ipaddr from 'ipaddr.js';
 import { setRateLimitHeaders } from '../http/rate-limit-headers.js';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
@@ -105,6 +107,52 @@ export const principalOfHttpCall: PrincipalOf = async (authInfo) => (authInfo?.e
 
 const rpcError = (res: Response, status: number, code: number, message: string) =>
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+
+/** The names a loopback address goes by in a URL. */
+const LOOPBACK_HOSTNAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+const isLoopback = (host: string) => host === 'localhost' || (ipaddr.isValid(host) && ipaddr.parse(host).range() === 'loopback');
+
+/**
+ * DNS-rebinding protection for /mcp, as the Streamable HTTP transport requires, before the key is read: a request
+ * whose `Origin` is neither the public URL's origin nor in ALLOWED_ORIGINS is refused with 403 (a request without
+ * `Origin`, as non-browser clients send, is served). On a loopback bind, a page served by this same port on a
+ * loopback name is also allowed, and a `Host` that is neither a loopback name, the bound address nor the public URL's
+ * host (a name rebound to 127.0.0.1) is refused with 403 as well (the SDK's own middleware).
+ */
+export function mcpOriginGuard({ bindHost, publicUrl, configuredPublicUrl, allowedOrigins }: {
+  bindHost: string;
+  /** The public URL as it stands when a request comes (with PORT=0, known only once listening). */
+  publicUrl: () => string;
+  /** PUBLIC_URL, if set. */
+  configuredPublicUrl: string | undefined;
+  allowedOrigins: string[];
+}): RequestHandler {
+  const loopback = isLoopback(bindHost);
+  const boundName = ipaddr.isValid(bindHost) && ipaddr.parse(bindHost).kind() === 'ipv6' ? `[${bindHost}]` : bindHost;
+  const hostCheck = loopback
+    ? hostHeaderValidation([...new Set([...LOOPBACK_HOSTNAMES, boundName, ...(configuredPublicUrl ? [new URL(configuredPublicUrl).hostname] : [])])])
+    : undefined;
+  const allowed = (origin: string, req: Request) => {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      return false; // `null` (a sandboxed page, a file) among others
+    }
+    if (url.origin === new URL(publicUrl()).origin || allowedOrigins.includes(url.origin)) return true;
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    return loopback && LOOPBACK_HOSTNAMES.includes(url.hostname) && port === req.socket.localPort;
+  };
+  return (req, res, next) => {
+    const origin = req.header('origin');
+    if (origin !== undefined && !allowed(origin, req)) {
+      return void rpcError(res, 403, -32000, `Forbidden: Origin ${origin} may not call this server; add it to ALLOWED_ORIGINS to allow its pages`);
+    }
+    if (hostCheck) return hostCheck(req, res, next);
+    next();
+  };
+}
 
 /**
  * The Express handler for POST /mcp; authentication has already put the principal in `res.locals`. Tool calls

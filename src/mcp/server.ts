@@ -5,6 +5,7 @@ import {
   InitializeRequestSchema,
   isJSONRPCRequest,
   ListToolsRequestSchema,
+  McpError,
   PingRequestSchema,
   type CallToolResult,
   type JSONRPCErrorResponse,
@@ -52,7 +53,8 @@ export function toolsOf(operations: readonly Operation[]): Tool[] {
  */
 export function createMcpServer(operations: readonly Operation[], pipeline: Pipeline, principalOf: PrincipalOf): Server {
   const tools = toolsOf(operations);
-  const byName = new Map(operations.map((operation) => [operation.id, operation]));
+  // Only the listed tools can be called: an internal operation's name is as unknown as a name nothing has.
+  const byName = new Map(tools.map((tool) => [tool.name, operations.find((operation) => operation.id === tool.name)!]));
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
@@ -66,6 +68,10 @@ export function createMcpServer(operations: readonly Operation[], pipeline: Pipe
       surface: 'mcp',
       input: { kind: 'arguments', value: request.params.arguments ?? {} },
     });
+    // An unknown tool is a protocol error, as the specification says (still counted, and rate-limited, as a call).
+    if (!operation && !outcome.ok && outcome.body.code === 'NOT_FOUND') {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    }
     if (!outcome.ok) return errorResult(outcome.body);
     const structured = Array.isArray(outcome.body) ? { items: outcome.body } : (outcome.body as Record<string, unknown>);
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };

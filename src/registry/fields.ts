@@ -3,6 +3,8 @@ import { z } from 'zod';
 /** Schemas and helpers that many operations share, so each contract rule is written once. */
 
 export const uuid = z.uuid();
+/** A path or body field naming one resource by id: described once, as every parameter is. */
+export const idOf = (what: string) => uuid.meta({ description: `The ${what}'s id (a UUID).` });
 /** Text that may reach the database: Postgres refuses the NUL character in text, so it is refused here first. */
 export const text = z.string().regex(/^[^\0]*$/, 'must not contain the NUL character (\\u0000)');
 export const timestamp = z.iso.datetime({ offset: true });

@@ -4,7 +4,7 @@ import type { Principal } from './context.js';
 
 /** Requests are counted per workspace in one-minute windows: the plan's limit is per minute. */
 export const WINDOW_SECONDS = 60;
-/** How often each process adds its local counts to the shared ones and learns the others'. */
+/** How often each process gives back the tokens it will not use and tops up its leases. */
 export const FLUSH_MS = 100;
 
 /**
@@ -37,46 +37,66 @@ export interface RateLimitState {
 
 export type Admission = { admitted: boolean; state: RateLimitState };
 
-/** One workspace's bucket in one window, as this process knows it. */
+/** One workspace's bucket in its current window, as this process holds it. */
 interface Window {
   workspaceId: string;
   bucket: Bucket;
-  /** The window's start as the database wrote it (text, so it compares exactly). */
-  startedAt: string;
+  /** The window's start in microseconds, as the database named it (text: a bigint, compared exactly). */
+  id: string;
   /** Date.now() when the window ends, from the database's own clock (no skew between hosts). */
   endsAt: number;
   plan: string;
   limit: number;
-  /** Every process's admitted requests, as of the last flush (this process's flushed ones included). */
-  shared: number;
-  /** Admitted here since the last flush. */
-  local: number;
-  /** Asked since the last flush: it is refreshed at the next flush even if nothing was admitted. */
-  asked: boolean;
+  /** Tokens the window has granted, to every process (this one's lease included), as of the last lease. */
+  granted: number;
+  /** Tokens leased to this process and not used yet: each admits one request without a round trip. */
+  lease: number;
+  /** Requests asked since the last flush: what the next lease is sized by. */
+  demand: number;
+  /** The last lease found nothing left: requests are refused without asking until the next flush. */
+  exhausted: boolean;
 }
 
-interface WindowRow {
-  startedAt: string;
-  count: number;
+/** One window's part in a call of rate_limit_lease (migrations/014_rate_limit_leases.sql). */
+interface LeaseRequest {
+  window: Pick<Window, 'workspaceId' | 'bucket'> & { id: string | null };
+  /** Tokens given back: leased earlier in `window.id` and not used. */
+  unused: number;
+  /** Tokens asked for; 0 only gives back. */
+  wanted: number;
+}
+
+interface LeaseRow {
+  organizationId: string;
+  bucket: Bucket;
+  windowId: string;
   msLeft: number;
-  plan: string;
-  limit: number;
+  windowCount: number;
+  planName: string;
+  planLimit: number;
+  granted: number;
 }
 
 /**
- * Rate limits shared by every API process on one database, without a database round trip per request.
- * Each process counts locally and, every FLUSH_MS, adds its counts to `rate_limit_windows` in one statement
- * that also returns every process's totals; a request is admitted against the last known total plus what
- * this process admitted since. Only the first request of a window in a process waits for the database (to
- * open or join the window). Accuracy: one process alone never admits more than the limit; across P processes,
- * a process learns another's admissions at its own next flush after the other's, so a window admits at most
- * the limit plus what the other P-1 processes receive in about two flush intervals (and round trips) once it
- * is reached, and never more than P times the limit. A refusal is never premature.
+ * Rate limits shared exactly by every API process on one database, without a database round trip per request.
+ * A process admits a request only with a token it holds, and tokens come from the workspace's window row, which
+ * grants at most the plan's limit in a window, in one atomic statement (rate_limit_lease): so the processes
+ * together never admit more than the limit. A process leases tokens for what it expects to be asked (twice the
+ * requests of the last flush interval), a quarter of what is left at most and at least one, so when little is
+ * left the leases shrink to one token. Every FLUSH_MS it gives back, in one statement for all its windows, what
+ * it does not expect to use, and tops its leases up for the next interval; an idle process gives back all.
+ *
+ * A request waits for the database only when its process holds no token: the first of a window, a sudden
+ * burst, or the last tokens of a window. Once a window is spent, its refusals are answered from memory until
+ * the next flush asks again. A refusal can therefore come while another process still holds unused tokens
+ * (they return within a flush interval): never more admitted than the limit, rarely fewer for a moment.
  */
 export class RateLimiter {
   private readonly windows = new Map<string, Window>();
-  private readonly opening = new Map<string, Promise<Window>>();
+  private readonly leasing = new Map<string, Promise<Window>>();
   private flushing: Promise<void> = Promise.resolve();
+  /** The last lease statement sent: each waits for the one before, so each answer counts everything this process did before it. */
+  private leased: Promise<unknown> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -88,139 +108,143 @@ export class RateLimiter {
     this.timer.unref();
   }
 
-  /** Counts a request of `principal` if its bucket has room; undefined for a principal that is not limited. */
+  /** Admits a request of `principal` if its process holds or can lease a token; undefined for a principal that is not limited. */
   async admit(principal: Principal): Promise<Admission | undefined> {
     const bucket = bucketOf(principal);
     if (!bucket) return undefined;
     const key = `${principal.workspaceId}:${bucket}`;
-    let window = this.windows.get(key);
-    if (!window || window.endsAt <= Date.now()) window = await this.open(key, principal.workspaceId, bucket);
-    window.asked = true;
-    const admitted = window.shared + window.local < window.limit;
-    if (admitted) window.local++;
-    return { admitted, state: stateOf(window) };
+    let counted = false;
+    for (;;) {
+      const window = this.current(key);
+      if (window) {
+        if (!counted) window.demand++;
+        counted = true;
+        if (window.lease > 0) {
+          window.lease--;
+          return { admitted: true, state: stateOf(window) };
+        }
+        if (window.exhausted) return { admitted: false, state: stateOf(window) };
+      }
+      // Requests that find no token share one trip; if its lease is gone before their turn, they ask again.
+      await this.lease(key, principal.workspaceId, bucket);
+    }
   }
 
   /** The state of `principal`'s bucket as this process knows it, without counting a request. */
   peek(principal: Principal): RateLimitState | undefined {
     const bucket = bucketOf(principal);
-    const window = bucket && this.windows.get(`${principal.workspaceId}:${bucket}`);
-    return window && window.endsAt > Date.now() ? stateOf(window) : undefined;
+    const window = bucket && this.current(`${principal.workspaceId}:${bucket}`);
+    return window ? stateOf(window) : undefined;
   }
 
-  /** Stops the timer and adds what is still counted locally. */
+  /** Stops the timer and gives back every token this process holds. */
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await this.flush();
+    await this.flush(true);
   }
 
-  /** Opens the bucket's window, or joins the one another process opened; concurrent first requests share the trip. */
-  private open(key: string, workspaceId: string, bucket: Bucket): Promise<Window> {
-    let opening = this.opening.get(key);
-    if (!opening) {
-      opening = this.openWindow(workspaceId, bucket).then(
-        (row) => {
-          this.opening.delete(key);
-          const previous = this.windows.get(key);
-          // The same window still (the local clock ran a little ahead): what was counted here stays counted.
-          const local = previous?.startedAt === row.startedAt ? previous.local : 0;
-          const window: Window = { workspaceId, bucket, startedAt: row.startedAt, endsAt: Date.now() + row.msLeft, plan: row.plan, limit: row.limit, shared: row.count, local, asked: false };
-          this.windows.set(key, window);
-          return window;
-        },
-        (error: unknown) => {
-          this.opening.delete(key);
-          throw error;
-        },
-      );
-      this.opening.set(key, opening);
+  private current(key: string): Window | undefined {
+    const window = this.windows.get(key);
+    return window && window.endsAt > Date.now() ? window : undefined;
+  }
+
+  /** Leases tokens for the bucket (opening a new window if the last one has ended); concurrent callers share the trip. */
+  private lease(key: string, workspaceId: string, bucket: Bucket): Promise<Window> {
+    let leasing = this.leasing.get(key);
+    if (!leasing) {
+      const held = this.windows.get(key);
+      // What is left of an ended window's lease goes back with the request (it counts only if the window is not over after all).
+      const unused = held?.lease ?? 0;
+      if (held) held.lease = 0;
+      const request = { window: { workspaceId, bucket, id: held?.id ?? null }, unused, wanted: Math.max(1, 2 * (held?.demand ?? 1)) };
+      leasing = this.leaseRows([request])
+        .then(([row]) => this.apply(key, row!, request.wanted))
+        .finally(() => this.leasing.delete(key));
+      this.leasing.set(key, leasing);
     }
-    return opening;
+    return leasing;
   }
 
-  /** Starts a new window if the last one has ended (the database's clock decides), and reads it with the plan's limit. */
-  private async openWindow(workspaceId: string, bucket: Bucket): Promise<WindowRow> {
-    const ended = this.db`w.started_at <= now() - make_interval(secs => ${WINDOW_SECONDS})`;
-    const [row] = await this.db<WindowRow[]>`
-      WITH w AS (
-        INSERT INTO rate_limit_windows AS w (organization_id, bucket, started_at, count)
-        VALUES (${workspaceId}, ${bucket}, now(), 0)
-        ON CONFLICT (organization_id, bucket) DO UPDATE SET
-          started_at = CASE WHEN ${ended} THEN now() ELSE w.started_at END,
-          count = CASE WHEN ${ended} THEN 0 ELSE w.count END
-        RETURNING w.organization_id, w.started_at, w.count
-      )
-      SELECT w.started_at::text AS started_at, w.count,
-        (extract(epoch FROM w.started_at + make_interval(secs => ${WINDOW_SECONDS}) - now()) * 1000)::float8 AS ms_left,
-        p.name AS plan, p.rate_limit_per_minute AS limit
-      FROM w JOIN organizations o ON o.id = w.organization_id JOIN plans p ON p.name = o.plan`;
-    return row!;
+  /** Takes in what the window row answered: its window, the plan's limit (so a plan change applies at once), and the tokens granted. */
+  private apply(key: string, row: LeaseRow, wanted: number): Window {
+    const held = this.windows.get(key);
+    // An answer about a window already over (it crossed a newer one's): whatever it granted is void.
+    if (held && BigInt(held.id) > BigInt(row.windowId)) return held;
+    const window: Window =
+      held?.id === row.windowId
+        ? held
+        : { workspaceId: row.organizationId, bucket: row.bucket, id: row.windowId, endsAt: 0, plan: '', limit: 0, granted: 0, lease: 0, demand: held?.demand ?? 0, exhausted: false };
+    Object.assign(window, { endsAt: Date.now() + row.msLeft, plan: row.planName, limit: row.planLimit, granted: row.windowCount });
+    window.lease += row.granted;
+    if (wanted > 0) window.exhausted = window.lease === 0;
+    this.windows.set(key, window);
+    return window;
   }
 
   /**
-   * Adds the local counts of every window asked since the last flush and reads back the totals (and the
-   * plan's limit, so a plan change applies within a flush). Flushes run one after another.
+   * Once per interval, in one statement: each window asked since the last flush keeps the tokens it expects to
+   * use and is topped up to twice its demand; every other window, and every window at `close`, gives all back.
+   * An ended window gives back what it held (in case the database's clock says otherwise) and is forgotten.
+   * Flushes run one after another.
    */
-  flush(): Promise<void> {
+  flush(closing = false): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       const now = Date.now();
-      const due: { window: Window; delta: number }[] = [];
+      const due: { key: string; window: Window; request: LeaseRequest }[] = [];
       for (const [key, window] of this.windows) {
-        if (window.endsAt <= now) this.windows.delete(key);
-        else if (window.asked) {
-          due.push({ window, delta: window.local });
-          window.shared += window.local;
-          window.local = 0;
-          window.asked = false;
-        }
+        const ended = window.endsAt <= now;
+        const expected = ended || closing ? 0 : 2 * window.demand;
+        const kept = Math.min(window.lease, expected);
+        const unused = window.lease - kept;
+        const wanted = expected - kept;
+        window.lease = kept;
+        // Given back from now on: the headers' `remaining` counts them at once, not only once the statement answers.
+        window.granted -= unused;
+        window.demand = 0;
+        if (ended) this.windows.delete(key);
+        else if (wanted === 0) window.exhausted = false;
+        if (unused > 0 || wanted > 0) due.push({ key, window, request: { window, unused, wanted } });
       }
       if (due.length === 0) return;
+      // One order for every process, so that two flushes never wait on each other's rows.
+      due.sort((a, b) => (a.key < b.key ? -1 : 1));
       try {
-        await this.addCounts(due);
+        const rows = await this.leaseRows(due.map(({ request }) => request));
+        rows.forEach((row, index) => {
+          const { key, request } = due[index]!;
+          // A window forgotten here (it ended) only gave back: nothing was asked for it.
+          if (this.windows.has(key)) this.apply(key, row, request.wanted);
+        });
       } catch (error) {
-        // Counted again next time rather than lost; meanwhile admission still sees them.
-        for (const { window, delta } of due) {
-          window.shared -= delta;
-          window.local += delta;
-          window.asked = true;
-        }
-        this.logger.warn('rate limit counts could not be written; retrying', { error });
+        // Whether the statement took effect is unknown: what it gave back stays given (tokens lost for this window,
+        // never counted twice), and the windows it asked for lease again at their next request.
+        for (const { window } of due) window.exhausted = false;
+        this.logger.warn('rate limit leases could not be renewed; asking again at the next request', { error });
       }
     });
     return this.flushing;
   }
 
-  private async addCounts(due: { window: Window; delta: number }[]): Promise<void> {
-    const rows = await this.db<{ organizationId: string; bucket: Bucket; count: number; plan: string; limit: number }[]>`
-      WITH d AS (
-        -- The starts go as text: a timestamptz parameter would be sent at millisecond precision, and match nothing.
-        SELECT organization_id, bucket, started_text::timestamptz AS started_at, delta FROM unnest(
-          ${due.map(({ window }) => window.workspaceId)}::uuid[], ${due.map(({ window }) => window.bucket)}::text[],
-          ${due.map(({ window }) => window.startedAt)}::text[], ${due.map(({ delta }) => delta)}::int[]
-        ) AS d (organization_id, bucket, started_text, delta)
-      ), added AS (
-        UPDATE rate_limit_windows w SET count = w.count + d.delta FROM d
-        WHERE d.delta > 0 AND w.organization_id = d.organization_id AND w.bucket = d.bucket AND w.started_at = d.started_at
-        RETURNING w.organization_id, w.bucket, w.count
-      ), totals AS (
-        SELECT * FROM added
-        UNION ALL
-        SELECT w.organization_id, w.bucket, w.count FROM rate_limit_windows w JOIN d USING (organization_id, bucket, started_at) WHERE d.delta = 0
-      )
-      SELECT t.organization_id, t.bucket, t.count, p.name AS plan, p.rate_limit_per_minute AS limit
-      FROM totals t JOIN organizations o ON o.id = t.organization_id JOIN plans p ON p.name = o.plan`;
-    const found = new Map(rows.map((row) => [`${row.organizationId}:${row.bucket}`, row]));
-    for (const { window } of due) {
-      const row = found.get(`${window.workspaceId}:${window.bucket}`);
-      if (!row) {
-        // Another process opened a new window after this one ended by the database's clock: join it at the next request.
-        window.endsAt = 0;
-        continue;
-      }
-      window.shared = row.count;
-      window.plan = row.plan;
-      window.limit = row.limit;
-    }
+  /**
+   * One statement for any number of windows; rows come back in the order asked. This process's statements run one
+   * after another (a flush's and a request's would otherwise cross, and the older answer's count be taken last).
+   */
+  private leaseRows(requests: LeaseRequest[]): Promise<LeaseRow[]> {
+    const rows = this.leased.then(() => this.leaseStatement(requests));
+    this.leased = rows.catch(() => undefined);
+    return rows;
+  }
+
+  private leaseStatement(requests: LeaseRequest[]): Promise<LeaseRow[]> {
+    return this.db<LeaseRow[]>`
+      SELECT d.organization_id, d.bucket, l.window_id::text, l.ms_left, l.window_count, l.plan_name, l.plan_limit, l.granted
+      FROM unnest(
+        ${requests.map(({ window }) => window.workspaceId)}::uuid[], ${requests.map(({ window }) => window.bucket)}::text[],
+        ${requests.map(({ window }) => window.id)}::bigint[], ${requests.map(({ unused }) => unused)}::int[],
+        ${requests.map(({ wanted }) => wanted)}::int[]
+      ) WITH ORDINALITY AS d (organization_id, bucket, held_window, unused, wanted, n)
+      CROSS JOIN LATERAL rate_limit_lease(d.organization_id, d.bucket, ${WINDOW_SECONDS}, d.held_window, d.unused, d.wanted) l
+      ORDER BY d.n`;
   }
 }
 
@@ -229,7 +253,7 @@ function stateOf(window: Window): RateLimitState {
     bucket: window.bucket,
     plan: window.plan,
     limit: window.limit,
-    remaining: Math.max(0, window.limit - window.shared - window.local),
+    remaining: Math.max(0, window.limit - window.granted + window.lease),
     resetSeconds: Math.max(0, Math.ceil((window.endsAt - Date.now()) / 1000)),
   };
 }
