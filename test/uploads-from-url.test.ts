@@ -29,7 +29,11 @@ let images: ReturnType<typeof createHttpServer>;
 let trap: ReturnType<typeof createTcpServer>;
 let origin: string;
 let trapPort: number;
-let closedPort: number;
+/**
+ * A port nothing listens on, allowed too, for an unreachable host: port 1 (tcpmux), which no test binds. A port taken
+ * and let go was taken again, once, by a server of a test file running beside this one.
+ */
+const closedPort = 1;
 let trapConnections = 0;
 /** The image server's requests, by path. */
 const requests = new Map<string, number>();
@@ -89,11 +93,6 @@ beforeAll(async () => {
   await Promise.all([once(trap, 'listening'), once(images, 'listening')]);
   trapPort = (trap.address() as AddressInfo).port;
   origin = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
-  // A port nothing listens on (taken, then let go), allowed too, for an unreachable host.
-  const closed = createTcpServer().listen(0, '127.0.0.1');
-  await once(closed, 'listening');
-  closedPort = (closed.address() as AddressInfo).port;
-  await new Promise((resolve) => closed.close(resolve));
   // Through the variable's own parsing: the image server's host and port and the closed port, nothing else on loopback.
   const { mediaFetchAllowHosts } = loadConfig({ MEDIA_FETCH_ALLOW_HOSTS: `${new URL(origin).host}, 127.0.0.1:${closedPort}` });
   service = await startTestService({ mediaFetchAllowHosts }, { api: true, worker: true });
