@@ -150,7 +150,7 @@ export function buildReport(
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? 'n/a' : value.toFixed(digits));
 
-/** Markdown, so it can be pasted into the README as it is. */
+/** Markdown, so it can be pasted into docs/benchmarks.md as it is. */
 export function renderMarkdown(report: Report): string {
   const { settings } = report;
   const lines = [

@@ -5,7 +5,7 @@ import type { ScheduleStatus } from '../posts/post.js';
 /**
  * The schedule state machine: for each operation that moves a schedule, the statuses it moves from and the
  * status each becomes (null: the schedule is deleted). Any other status answers 409 INVALID_STATE. The
- * publishing engine owns the rest: SCHEDULED → PUBLISHING → PUBLISHED or FAILED. The README shows this table.
+ * publishing engine owns the rest: SCHEDULED → PUBLISHING → PUBLISHED or FAILED. docs/api.md shows this table.
  */
 export const MOVES = {
   reschedule: { DRAFT: 'DRAFT', SCHEDULED: 'SCHEDULED', FAILED: 'SCHEDULED' },

@@ -57,7 +57,7 @@ interface Window {
   exhausted: boolean;
 }
 
-/** One window's part in a call of rate_limit_lease (migrations/014_rate_limit_leases.sql). */
+/** One window's part in a call of rate_limit_lease (migrations/013_rate_limit_leases.sql). */
 interface LeaseRequest {
   window: Pick<Window, 'workspaceId' | 'bucket'> & { id: string | null };
   /** Tokens given back: leased earlier in `window.id` and not used. */

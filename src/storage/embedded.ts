@@ -12,7 +12,7 @@ export const EMBEDDED_BUCKET = 'postwise';
 /**
  * An S3-compatible server for `npm start` and the tests, on loopback, its objects under DATA_DIR/s3: the same
  * client code talks to it as to AWS S3 or MinIO. It is @20minutes/s3rver, the maintained fork of s3rver (see
- * README, "Media"), which checks SigV4 signatures and the expiry of presigned URLs. Each process runs its own on
+ * docs/media.md), which checks SigV4 signatures and the expiry of presigned URLs. Each process runs its own on
  * the same directory (a file-system store), so an API and a worker started apart see the same objects.
  *
  * Two things are ours, because the server is more permissive than S3:

@@ -8,7 +8,7 @@ import { PUBLISH_TASK } from './jobs.js';
 
 /**
  * The publish-schedule task: publishes one due schedule and then the parts of its thread after it, each exactly
- * once. The policy, in README's "Publishing":
+ * once. The policy, in docs/publishing.md:
  * - A schedule is claimed by a compare-and-set (SCHEDULED → PUBLISHING); a job that finds it in any other state does
  *   nothing, so two workers or a stale job never both publish.
  * - Every record's key on the platform is derived from its schedule (recordKey in src/platforms/bluesky.ts): the
