@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import postgres from 'postgres';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeLinkedIn, type FakeLinkedIn, type FakeMember } from './support/linkedin.js';
-import { connectLinkedIn, startServiceWithLinkedIn } from './support/linkedin-browser.js';
+import type { FakeLinkedIn, FakeMember } from './support/linkedin.js';
+import { connectLinkedIn, startLinkedInFixture, stopLinkedInFixture } from './support/linkedin-browser.js';
 import { call, eventually, isSettled, settledScheduleOf, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -17,17 +17,8 @@ let service: TestService;
 let ws: Workspace;
 let sql: postgres.Sql;
 
-beforeAll(async () => {
-  fake = await startFakeLinkedIn();
-  service = await startServiceWithLinkedIn(fake);
-  ws = await service.workspace({ plan: 'business' });
-  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
-});
-afterAll(async () => {
-  await sql?.end();
-  await service?.stop();
-  await fake?.stop();
-});
+beforeAll(async () => ({ fake, service, ws, sql } = await startLinkedInFixture()));
+afterAll(() => stopLinkedInFixture({ fake, service, sql }));
 
 const rest = (path: string, options: { method?: string; body?: unknown } = {}) => call(`${service.api}${path}`, { key: ws.apiKey, ...options });
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('base64');

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeLinkedIn, type FakeLinkedIn, type FakeMember } from './support/linkedin.js';
-import { channelIdOf, connectLinkedIn, consent, startServiceWithLinkedIn } from './support/linkedin-browser.js';
+import type { FakeLinkedIn, FakeMember } from './support/linkedin.js';
+import { channelIdOf, connectLinkedIn, consent, startLinkedInFixture, stopLinkedInFixture } from './support/linkedin-browser.js';
 import { run } from './support/processes.js';
 import { call, eventually, type TestService, type Workspace } from './support/service.js';
 
@@ -17,17 +17,8 @@ let service: TestService;
 let ws: Workspace;
 let sql: postgres.Sql;
 
-beforeAll(async () => {
-  fake = await startFakeLinkedIn();
-  service = await startServiceWithLinkedIn(fake);
-  ws = await service.workspace({ plan: 'business' });
-  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
-});
-afterAll(async () => {
-  await sql?.end();
-  await service?.stop();
-  await fake?.stop();
-});
+beforeAll(async () => ({ fake, service, ws, sql } = await startLinkedInFixture()));
+afterAll(() => stopLinkedInFixture({ fake, service, sql }));
 
 const EXPIRY_TASK = 'expire-pending-selections';
 

@@ -3,8 +3,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeLinkedIn, type FakeLinkedIn, type FakeMember } from './support/linkedin.js';
-import { channelIdOf, connectLinkedIn, consent, readPicker as readPickerOf, startServiceWithLinkedIn, submit } from './support/linkedin-browser.js';
+import type { FakeLinkedIn, FakeMember } from './support/linkedin.js';
+import { channelIdOf, connectLinkedIn, consent, readPicker as readPickerOf, startLinkedInFixture, stopLinkedInFixture, submit } from './support/linkedin-browser.js';
 import { admin } from './support/processes.js';
 import { call, eventually, isSettled, type TestService, type Workspace } from './support/service.js';
 
@@ -19,17 +19,8 @@ let service: TestService;
 let ws: Workspace;
 let sql: postgres.Sql;
 
-beforeAll(async () => {
-  fake = await startFakeLinkedIn();
-  service = await startServiceWithLinkedIn(fake, { publishStaleMs: 3000, publishRecoveryIntervalMs: 200 });
-  ws = await service.workspace({ plan: 'business' });
-  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
-});
-afterAll(async () => {
-  await sql?.end();
-  await service?.stop();
-  await fake?.stop();
-});
+beforeAll(async () => ({ fake, service, ws, sql } = await startLinkedInFixture({ publishStaleMs: 3000, publishRecoveryIntervalMs: 200 })));
+afterAll(() => stopLinkedInFixture({ fake, service, sql }));
 
 const rest = (path: string, options: { method?: string; body?: unknown } = {}) => call(`${service.api}${path}`, { key: ws.apiKey, ...options });
 const integrations = async () => (await rest('/integrations')).json.filter((i: any) => i.platform === 'LINKEDIN');

@@ -2,11 +2,12 @@
  * The service wired to LinkedIn's contract fake (test/support/linkedin.ts), and a member connecting through it as a
  * browser does: the connect link, LinkedIn's consent redirecting to our callback, and the account picker's form.
  */
+import postgres from 'postgres';
 import { expect } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { loadConfig } from '../../src/config.js';
-import type { FakeLinkedIn, FakeMember } from './linkedin.js';
-import { call, startTestService, type TestService } from './service.js';
+import { startFakeLinkedIn, type FakeLinkedIn, type FakeMember } from './linkedin.js';
+import { call, startTestService, type TestService, type Workspace } from './service.js';
 
 /** A worker-and-API service whose LinkedIn app is the fake's, its callback registered there as in the app's settings. */
 export async function startServiceWithLinkedIn(fake: FakeLinkedIn, overrides: Partial<Config> = {}): Promise<TestService> {
@@ -14,6 +15,28 @@ export async function startServiceWithLinkedIn(fake: FakeLinkedIn, overrides: Pa
   const service = await startTestService({ ...overrides, linkedin }, { api: true, worker: true });
   fake.redirectUris.add(`${service.base}/oauth/linkedin/callback`);
   return service;
+}
+
+/** What a LinkedIn test file starts with: the fake, the service wired to it, a business workspace, and SQL on its database. */
+export interface LinkedInFixture {
+  fake: FakeLinkedIn;
+  service: TestService;
+  ws: Workspace;
+  sql: postgres.Sql;
+}
+
+export async function startLinkedInFixture(overrides: Partial<Config> = {}): Promise<LinkedInFixture> {
+  const fake = await startFakeLinkedIn();
+  const service = await startServiceWithLinkedIn(fake, overrides);
+  const ws = await service.workspace({ plan: 'business' });
+  const sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
+  return { fake, service, ws, sql };
+}
+
+export async function stopLinkedInFixture({ fake, service, sql }: Partial<LinkedInFixture>): Promise<void> {
+  await sql?.end();
+  await service?.stop();
+  await fake?.stop();
 }
 
 /** What a browser does with the link: LinkedIn's consent page redirects back to our callback, which answers a page. */
