@@ -95,10 +95,9 @@ describe('MCP over Streamable HTTP', () => {
       expect(answer.json.result).toBeUndefined();
       expect(answer.json.id).toBe(id);
       expect(answer.json.error.code).toBe(-32602);
-      expect(answer.json.error.message).toMatch(new RegExp(`Unknown tool: ${name}$`));
+      expect(answer.json.error.message).toBe(`Unknown tool: ${name}`);
     }
     // Nothing tells the two apart but the name each was asked by.
-    expect(internalTool.json.error.message.replace('createApiKey', 'noSuchTool')).toBe(unknownTool.json.error.message);
     expect((await ws.admin('listApiKeys')).items.some((key: { name: string }) => key.name === 'sneaky')).toBe(false);
     // The SDK's client surfaces it as the protocol error it is.
     await expect(client.callTool({ name: 'createApiKey', arguments: {} })).rejects.toThrow(/-32602.*Unknown tool: createApiKey/);
@@ -127,15 +126,15 @@ describe('MCP over Streamable HTTP', () => {
     const fromOrigin = (origin: string | undefined, key = ws.apiKey) =>
       call(`${service.base}/mcp`, { method: 'POST', key, body: toolCall, headers: origin ? { origin } : {} });
 
-    for (const origin of ['http://evil.example', 'null', `http://evil.example:${port}`, `http://127.0.0.1:${port + 1}`, 'not a url']) {
+    for (const origin of ['http://evil.example', 'null', `http://evil.example:${port}`, 'not a url']) {
       const refused = await fromOrigin(origin);
       expect(refused.status, origin).toBe(403);
       expect(refused.json).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining(`Origin ${origin} may not call this server`) }, id: null });
       // Refused before the key is read: without one, the answer is the same.
       expect((await fromOrigin(origin, 'pw_nope')).status).toBe(403);
     }
-    // No Origin (a non-browser client), its own origin, and this port's other loopback names are served.
-    for (const origin of [undefined, service.base, `http://localhost:${port}`, `http://[::1]:${port}`]) {
+    // No Origin (a non-browser client), its own origin, and pages of this machine (loopback names, any port) are served.
+    for (const origin of [undefined, service.base, `http://localhost:${port}`, `http://[::1]:${port}`, 'http://127.0.0.1:5173', 'https://localhost']) {
       const served = await fromOrigin(origin);
       expect(served.status, origin).toBe(200);
       expect(served.json.result.structuredContent.id).toBe(ws.userId);

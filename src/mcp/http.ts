@@ -116,8 +116,8 @@ const isLoopback = (host: string) => host === 'localhost' || (ipaddr.isValid(hos
 /**
  * DNS-rebinding protection for /mcp, as the Streamable HTTP transport requires, before the key is read: a request
  * whose `Origin` is neither the public URL's origin nor in ALLOWED_ORIGINS is refused with 403 (a request without
- * `Origin`, as non-browser clients send, is served). On a loopback bind, a page served by this same port on a
- * loopback name is also allowed, and a `Host` that is neither a loopback name, the bound address nor the public URL's
+ * `Origin`, as non-browser clients send, is served). On a loopback bind, a page of a loopback origin (any port) is
+ * also allowed, and a `Host` that is neither a loopback name, the bound address nor the public URL's
  * host (a name rebound to 127.0.0.1) is refused with 403 as well (the SDK's own middleware).
  */
 export function mcpOriginGuard({ bindHost, publicUrl, configuredPublicUrl, allowedOrigins }: {
@@ -133,7 +133,7 @@ export function mcpOriginGuard({ bindHost, publicUrl, configuredPublicUrl, allow
   const hostCheck = loopback
     ? hostHeaderValidation([...new Set([...LOOPBACK_HOSTNAMES, boundName, ...(configuredPublicUrl ? [new URL(configuredPublicUrl).hostname] : [])])])
     : undefined;
-  const allowed = (origin: string, req: Request) => {
+  const allowed = (origin: string) => {
     let url: URL;
     try {
       url = new URL(origin);
@@ -141,12 +141,12 @@ export function mcpOriginGuard({ bindHost, publicUrl, configuredPublicUrl, allow
       return false; // `null` (a sandboxed page, a file) among others
     }
     if (url.origin === new URL(publicUrl()).origin || allowedOrigins.includes(url.origin)) return true;
-    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-    return loopback && LOOPBACK_HOSTNAMES.includes(url.hostname) && port === req.socket.localPort;
+    // A page served from this machine is no rebound name: loopback origins pass on any port, as the SDK's Host check does.
+    return loopback && LOOPBACK_HOSTNAMES.includes(url.hostname);
   };
   return (req, res, next) => {
     const origin = req.header('origin');
-    if (origin !== undefined && !allowed(origin, req)) {
+    if (origin !== undefined && !allowed(origin)) {
       return void rpcError(res, 403, -32000, `Forbidden: Origin ${origin} may not call this server; add it to ALLOWED_ORIGINS to allow its pages`);
     }
     if (hostCheck) return hostCheck(req, res, next);

@@ -5,7 +5,6 @@ import {
   InitializeRequestSchema,
   isJSONRPCRequest,
   ListToolsRequestSchema,
-  McpError,
   PingRequestSchema,
   type CallToolResult,
   type JSONRPCErrorResponse,
@@ -68,9 +67,10 @@ export function createMcpServer(operations: readonly Operation[], pipeline: Pipe
       surface: 'mcp',
       input: { kind: 'arguments', value: request.params.arguments ?? {} },
     });
-    // An unknown tool is a protocol error, as the specification says (still counted, and rate-limited, as a call).
+    // An unknown tool is a protocol error, as the specification says (still counted, and rate-limited, as a call),
+    // worded as its example is: McpError would prefix "MCP error -32602: ", which clients prefix again.
     if (!operation && !outcome.ok && outcome.body.code === 'NOT_FOUND') {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      throw Object.assign(new Error(`Unknown tool: ${request.params.name}`), { code: ErrorCode.InvalidParams });
     }
     if (!outcome.ok) return errorResult(outcome.body);
     const structured = Array.isArray(outcome.body) ? { items: outcome.body } : (outcome.body as Record<string, unknown>);
