@@ -5,19 +5,26 @@
 --
 -- rate_limit_lease returns `unused` tokens of the window `held_window` (if that is still the current window), opens
 -- a new window if the last one has ended and tokens are `wanted`, and grants a lease: a share of what is left (a
--- quarter, so that other processes still find some), at most `wanted`, at least one while any is left.
+-- quarter, so that other processes still find some), at most `wanted`, at least one while any is left. Times are read
+-- after the row's lock is had (clock_timestamp), so a wait for it cannot make a window seem longer than it is. A
+-- workspace that no longer exists answers a null window_id. A lock wait longer than 2 s fails the call.
 CREATE FUNCTION rate_limit_lease(
   workspace uuid, bucket_name text, window_seconds integer, held_window bigint, unused integer, wanted integer,
   OUT window_id bigint, OUT ms_left float8, OUT window_count integer, OUT plan_name text, OUT plan_limit integer, OUT granted integer
-) LANGUAGE plpgsql AS $$
+) LANGUAGE plpgsql SET lock_timeout = '2s' AS $$
 DECLARE
+  at_time timestamptz;
   started timestamptz;
   spent integer;
   ended boolean;
   remaining integer;
 BEGIN
-  SELECT p.name, p.rate_limit_per_minute INTO STRICT plan_name, plan_limit
+  SELECT p.name, p.rate_limit_per_minute INTO plan_name, plan_limit
     FROM organizations o JOIN plans p ON p.name = o.plan WHERE o.id = workspace;
+  IF NOT FOUND THEN
+    granted := 0;
+    RETURN;
+  END IF;
   SELECT w.started_at, w.count INTO started, spent FROM rate_limit_windows w
     WHERE w.organization_id = workspace AND w.bucket = bucket_name FOR UPDATE;
   IF NOT FOUND THEN
@@ -26,13 +33,14 @@ BEGIN
     SELECT w.started_at, w.count INTO STRICT started, spent FROM rate_limit_windows w
       WHERE w.organization_id = workspace AND w.bucket = bucket_name FOR UPDATE;
   END IF;
+  at_time := clock_timestamp();
   -- A window is named by its start in microseconds: exact, whatever the session's time zone.
   IF held_window = (extract(epoch FROM started) * 1000000)::bigint THEN
     spent := greatest(0, spent - unused);
   END IF;
-  ended := started <= now() - make_interval(secs => window_seconds);
+  ended := started <= at_time - make_interval(secs => window_seconds);
   IF ended AND wanted > 0 THEN
-    started := now();
+    started := at_time;
     spent := 0;
     ended := false;
   END IF;
@@ -42,7 +50,7 @@ BEGIN
   UPDATE rate_limit_windows SET started_at = started, count = spent + granted
     WHERE organization_id = workspace AND bucket = bucket_name;
   window_id := (extract(epoch FROM started) * 1000000)::bigint;
-  ms_left := extract(epoch FROM started + make_interval(secs => window_seconds) - now()) * 1000;
+  ms_left := extract(epoch FROM started + make_interval(secs => window_seconds) - at_time) * 1000;
   window_count := spent + granted;
 END
 $$;

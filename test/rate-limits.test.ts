@@ -90,6 +90,27 @@ describe('rate limits', () => {
     expect(remaining).toEqual(Array.from({ length: remaining.length }, (_, index) => 999 - index));
   });
 
+  it('refuses a call it cannot count: with the window row locked past the lease\'s 2 s lock timeout, 500 INTERNAL, nothing done', async () => {
+    const ws = await service.workspace({ plan: 'thousand' });
+    await sql.begin(async (tx) => {
+      await tx`INSERT INTO rate_limit_windows (organization_id, bucket, started_at, count) VALUES (${ws.workspaceId}, 'programmatic', now(), 0)`;
+      await tx`SELECT 1 FROM rate_limit_windows WHERE organization_id = ${ws.workspaceId} FOR UPDATE`;
+      const refused = await call(`${service.api}/posts`, { method: 'POST', key: ws.apiKey, body: { rows: [{ content: 'Uncounted' }], postAction: 'DRAFT' } });
+      expect(refused.status).toBe(500);
+      expect(refused.json.code).toBe('INTERNAL');
+    });
+    expect((await sql`SELECT 1 FROM posts WHERE organization_id = ${ws.workspaceId}`).length).toBe(0);
+    expect((await usersMe(ws.apiKey)).status).toBe(200);
+  });
+
+  it('gives back, when it stops, every token it holds: the window row then counts exactly the calls admitted', async () => {
+    const stopping = await startTestService({ databaseUrl: service.databaseUrl });
+    const ws = await stopping.workspace({ plan: 'thousand' });
+    for (let i = 0; i < 30; i++) expect((await call(`${stopping.api}/users/me`, { key: ws.apiKey })).status).toBe(200);
+    await stopping.stop();
+    expect((await sql`SELECT count FROM rate_limit_windows WHERE organization_id = ${ws.workspaceId}`)[0]!.count).toBe(30);
+  });
+
   it('over MCP: tool calls count in the same bucket as REST; past the limit a tool error RATE_LIMITED, and the HTTP answer carries the headers', async () => {
     const ws = await service.workspace({ plan: 'tiny' });
     expect((await usersMe(ws.apiKey)).status).toBe(200);

@@ -50,13 +50,20 @@ export class Pipeline {
     return this.limiter.peek(principal);
   }
 
-  /** Every call counts against its bucket, whatever it asks (an unknown path too); over the limit nothing runs. */
+  /**
+   * Every call counts against its bucket, whatever it asks (an unknown path too); over the limit nothing runs. Nor
+   * does a call whose token could not be had (the database out of reach): never admitted uncounted, it answers INTERNAL.
+   */
   private async limited(principal: Principal, surface: Call['surface'], operation: Operation | undefined, execute: () => Promise<Outcome>) {
-    // Open when the window cannot be opened (the database is out of reach): the call itself will say what failed.
-    const admission = await this.limiter.admit(principal).catch((error: unknown) => {
-      this.app.logger.warn('rate limit window could not be opened; the call is not limited', { error });
-      return undefined;
-    });
+    let admission: Awaited<ReturnType<RateLimiter['admit']>>;
+    try {
+      admission = await this.limiter.admit(principal);
+    } catch (error) {
+      this.app.logger.error('no rate-limit token could be had; the call is refused', { error });
+      const outcome = failure('INTERNAL', INTERNAL_MESSAGE);
+      this.account(principal, surface, operation, outcome.status);
+      return outcome;
+    }
     const outcome = admission && !admission.admitted ? failure('RATE_LIMITED', rateLimitedMessage(admission.state)) : await execute();
     this.account(principal, surface, operation, outcome.status);
     return admission ? { ...outcome, rateLimit: admission.state } : outcome;

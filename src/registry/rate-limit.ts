@@ -51,6 +51,8 @@ interface Window {
   granted: number;
   /** Tokens leased to this process and not used yet: each admits one request without a round trip. */
   lease: number;
+  /** Tokens given back by a flush whose statement has not answered yet: no longer this process's, still in `granted`. */
+  returning: number;
   /** Requests asked since the last flush: what the next lease is sized by. */
   demand: number;
   /** The last lease found nothing left: requests are refused without asking until the next flush. */
@@ -69,7 +71,8 @@ interface LeaseRequest {
 interface LeaseRow {
   organizationId: string;
   bucket: Bucket;
-  windowId: string;
+  /** Null when the workspace is gone. */
+  windowId: string | null;
   msLeft: number;
   windowCount: number;
   planName: string;
@@ -95,6 +98,7 @@ export class RateLimiter {
   private readonly windows = new Map<string, Window>();
   private readonly leasing = new Map<string, Promise<Window>>();
   private flushing: Promise<void> = Promise.resolve();
+  private closed = false;
   /** The last lease statement sent: each waits for the one before, so each answer counts everything this process did before it. */
   private leased: Promise<unknown> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
@@ -108,10 +112,14 @@ export class RateLimiter {
     this.timer.unref();
   }
 
-  /** Admits a request of `principal` if its process holds or can lease a token; undefined for a principal that is not limited. */
+  /**
+   * Admits a request of `principal` if its process holds or can lease a token; undefined for a principal that is not
+   * limited. Rejects when no token can be had from the database (or after `close`): the caller must not admit then.
+   */
   async admit(principal: Principal): Promise<Admission | undefined> {
     const bucket = bucketOf(principal);
     if (!bucket) return undefined;
+    if (this.closed) throw new Error('the rate limiter is closed');
     const key = `${principal.workspaceId}:${bucket}`;
     let counted = false;
     for (;;) {
@@ -137,9 +145,11 @@ export class RateLimiter {
     return window ? stateOf(window) : undefined;
   }
 
-  /** Stops the timer and gives back every token this process holds. */
+  /** Stops the timer, lets the leases under way answer, and gives back every token this process holds. */
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.timer);
+    await Promise.allSettled([...this.leasing.values()]);
     await this.flush(true);
   }
 
@@ -157,8 +167,12 @@ export class RateLimiter {
       const unused = held?.lease ?? 0;
       if (held) held.lease = 0;
       const request = { window: { workspaceId, bucket, id: held?.id ?? null }, unused, wanted: Math.max(1, 2 * (held?.demand ?? 1)) };
+      const sentAt = Date.now();
       leasing = this.leaseRows([request])
-        .then(([row]) => this.apply(key, row!, request.wanted))
+        .then(([row]) => {
+          if (row!.windowId === null) throw new Error(`workspace ${workspaceId} no longer exists`);
+          return this.apply(key, { ...row!, windowId: row!.windowId }, request.wanted, sentAt);
+        })
         .finally(() => this.leasing.delete(key));
       this.leasing.set(key, leasing);
     }
@@ -166,15 +180,16 @@ export class RateLimiter {
   }
 
   /** Takes in what the window row answered: its window, the plan's limit (so a plan change applies at once), and the tokens granted. */
-  private apply(key: string, row: LeaseRow, wanted: number): Window {
+  private apply(key: string, row: LeaseRow & { windowId: string }, wanted: number, sentAt: number): Window {
     const held = this.windows.get(key);
     // An answer about a window already over (it crossed a newer one's): whatever it granted is void.
     if (held && BigInt(held.id) > BigInt(row.windowId)) return held;
     const window: Window =
       held?.id === row.windowId
         ? held
-        : { workspaceId: row.organizationId, bucket: row.bucket, id: row.windowId, endsAt: 0, plan: '', limit: 0, granted: 0, lease: 0, demand: held?.demand ?? 0, exhausted: false };
-    Object.assign(window, { endsAt: Date.now() + row.msLeft, plan: row.planName, limit: row.planLimit, granted: row.windowCount });
+        : { workspaceId: row.organizationId, bucket: row.bucket, id: row.windowId, endsAt: 0, plan: '', limit: 0, granted: 0, lease: 0, returning: 0, demand: held?.demand ?? 0, exhausted: false };
+    // From when the statement was sent: the window ends here no later than in the database, whatever the trip took.
+    Object.assign(window, { endsAt: sentAt + row.msLeft, plan: row.planName, limit: row.planLimit, granted: row.windowCount });
     window.lease += row.granted;
     if (wanted > 0) window.exhausted = window.lease === 0;
     this.windows.set(key, window);
@@ -199,7 +214,7 @@ export class RateLimiter {
         const wanted = expected - kept;
         window.lease = kept;
         // Given back from now on: the headers' `remaining` counts them at once, not only once the statement answers.
-        window.granted -= unused;
+        window.returning += unused;
         window.demand = 0;
         if (ended) this.windows.delete(key);
         else if (wanted === 0) window.exhausted = false;
@@ -208,20 +223,24 @@ export class RateLimiter {
       if (due.length === 0) return;
       // One order for every process, so that two flushes never wait on each other's rows.
       due.sort((a, b) => (a.key < b.key ? -1 : 1));
+      const sentAt = Date.now();
+      let rows: LeaseRow[] | undefined;
       try {
-        const rows = await this.leaseRows(due.map(({ request }) => request));
-        rows.forEach((row, index) => {
-          const { key, request } = due[index]!;
-          // A window forgotten here (it ended) only gave back: nothing was asked for it.
-          if (this.windows.has(key)) this.apply(key, row, request.wanted);
-        });
+        rows = await this.leaseRows(due.map(({ request }) => request));
       } catch (error) {
         // Whether the statement took effect is unknown: what it gave back stays given (tokens lost for this window,
-        // never counted twice), and the windows it asked for lease again at their next request.
-        for (const { window } of due) window.exhausted = false;
+        // never counted twice); a spent window stays spent, and the others lease again at their next request.
         this.logger.warn('rate limit leases could not be renewed; asking again at the next request', { error });
       }
-    });
+      due.forEach(({ key, window, request }, index) => {
+        window.returning -= request.unused;
+        const row = rows?.[index];
+        if (!row) return;
+        // A workspace gone, or a window forgotten here (it ended, and only gave back): nothing to take in.
+        if (row.windowId === null) this.windows.delete(key);
+        else if (this.windows.has(key)) this.apply(key, { ...row, windowId: row.windowId }, request.wanted, sentAt);
+      });
+    }).catch((error: unknown) => this.logger.error('rate limit flush failed', { error }));
     return this.flushing;
   }
 
@@ -253,7 +272,7 @@ function stateOf(window: Window): RateLimitState {
     bucket: window.bucket,
     plan: window.plan,
     limit: window.limit,
-    remaining: Math.max(0, window.limit - window.granted + window.lease),
+    remaining: Math.max(0, window.limit - window.granted + window.returning + window.lease),
     resetSeconds: Math.max(0, Math.ceil((window.endsAt - Date.now()) / 1000)),
   };
 }
