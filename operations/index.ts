@@ -2,13 +2,18 @@ import type { Operation } from '../src/registry/operation.js';
 import createApiKey from './api-keys/create.js';
 import listApiKeys from './api-keys/list.js';
 import revokeApiKey from './api-keys/revoke.js';
+import connectBluesky from './integrations/connect-bluesky.js';
 import connectIntegration from './integrations/connect.js';
 import createIntegration from './integrations/create.js';
 import disconnectIntegration from './integrations/disconnect.js';
 import refreshIntegration from './integrations/refresh.js';
 import selectIntegrationAccount from './integrations/select-account.js';
 import listIntegrations from './integrations/list.js';
+import createInvitation from './invitations/create.js';
+import listInvitations from './invitations/list.js';
+import revokeInvitation from './invitations/revoke.js';
 import addMember from './members/add.js';
+import listMembers from './members/list.js';
 import createPost from './posts/create.js';
 import deletePost from './posts/delete.js';
 import getPost from './posts/get.js';
@@ -23,8 +28,10 @@ import retrySchedule from './schedules/retry.js';
 import createTag from './tags/create.js';
 import getTag from './tags/get.js';
 import listTags from './tags/list.js';
+import getDailyUsage from './usage/daily.js';
 import listUsageEvents from './usage/events.js';
 import getUsage from './usage/summary.js';
+import getWorkspace from './workspace/get.js';
 import updateWorkspaceSettings from './workspace/settings.js';
 import getCurrentUser from './users/me.js';
 import completeUpload from './uploads/complete.js';
@@ -40,14 +47,20 @@ export const operations: readonly Operation[] = [
   createTag,
   getUsage,
   listUsageEvents,
+  getDailyUsage,
   createApiKey,
   listApiKeys,
   revokeApiKey,
+  listMembers,
   addMember,
   removeMember,
+  listInvitations,
+  createInvitation,
+  revokeInvitation,
   listIntegrations,
   createIntegration,
   connectIntegration,
+  connectBluesky,
   selectIntegrationAccount,
   refreshIntegration,
   disconnectIntegration,
@@ -61,6 +74,7 @@ export const operations: readonly Operation[] = [
   deleteSchedule,
   retrySchedule,
   rescheduleSchedule,
+  getWorkspace,
   updateWorkspaceSettings,
   initiateUpload,
   completeUpload,

@@ -5,15 +5,14 @@
  * member of the workspace (its owner unless --user is given), so internal operations are reachable here.
  */
 import { parseArgs } from 'node:util';
-import { selectIntegrations, toIntegration } from '../operations/integrations/integration.js';
 import { bootstrapWorkspace } from './bootstrap.js';
-import { connectAccount } from './connect.js';
 import { loadConfig } from './config.js';
 import { openCore, type Core } from './core.js';
 import { clustersDir, ClustersDirUnreadable, pruneClusters } from './db/relocated-clusters.js';
 import { createLogger } from './logger.js';
 import { PLATFORMS, type Platform } from './platforms/index.js';
 import { definePlan, setSubscription, setWorkspacePlan } from './plans.js';
+import { hashPassword, passwordProblem } from './passwords.js';
 import { OperationError } from './registry/errors.js';
 import { exitOnStartupFailure, orExit } from './startup.js';
 
@@ -28,7 +27,10 @@ const usage = `Usage: npm run admin -- <command> [options]
   revoke-key --workspace ID --key KEY_ID
   create-tag --workspace ID --name NAME
   add-member --workspace ID --email EMAIL [--name NAME]
-  remove-member --workspace ID --user USER_ID      (also revokes that member's keys)
+  remove-member --workspace ID --user USER_ID      (also revokes that member's keys and ends their sessions)
+  set-password --workspace ID --email EMAIL
+      Set the dashboard password of a member, read from standard input (typed without echo on a terminal, or the
+      first line of a pipe); ends the member's sessions. At least 12 characters.
   create-integration --workspace ID --platform BLUESKY|LINKEDIN --name NAME
       A channel without credentials (tokenStatus MISSING), for tests and trials.
   connect-bluesky --workspace ID --handle HANDLE --app-password PASSWORD [--service-url URL]
@@ -76,6 +78,10 @@ const operationCommands: Record<string, { operation: string; actor?: string; arg
   'add-member': { operation: 'addMember', args: (o) => ({ email: o.email, name: o.name }) },
   'remove-member': { operation: 'removeMember', args: (o) => ({ userId: o.user }) },
   'create-integration': { operation: 'createIntegration', args: (o) => ({ platform: o.platform, name: o.name }) },
+  'connect-bluesky': {
+    operation: 'connectBluesky',
+    args: (o) => ({ handle: o.handle, appPassword: o['app-password'], serviceUrl: o['service-url'] }),
+  },
   'select-account': { operation: 'selectIntegrationAccount', args: (o) => ({ id: o.integration, account: o.account }) },
   'refresh-integration': { operation: 'refreshIntegration', args: (o) => ({ id: o.integration }) },
   'disconnect-integration': { operation: 'disconnectIntegration', args: (o) => ({ id: o.integration }) },
@@ -103,26 +109,23 @@ const offlineCommands: Record<string, (options: Options) => Promise<unknown>> = 
   },
 };
 
-/** Commands that are not registry operations: the operator's, outside any workspace (src/plans.ts), and connecting a channel. */
+/** Commands that are not registry operations: the operator's, outside any workspace (src/plans.ts), and setting a password. */
 const operatorCommands: Record<string, (core: Core, options: Options) => Promise<unknown>> = {
-  'connect-bluesky': async (core, o) => {
-    const workspaceId = required(o, 'workspace');
-    const [workspace] = await core.db`SELECT id FROM organizations WHERE id::text = ${workspaceId}`;
-    if (!workspace) throw new CommandError({ code: 'NOT_FOUND', message: 'No such workspace' });
-    const connected = await connectAccount(
-      core.app,
-      {
-        workspaceId,
-        platform: 'BLUESKY',
-        identifier: required(o, 'handle').replace(/^@/, ''),
-        password: required(o, 'app-password'),
-        serviceUrl: typeof o['service-url'] === 'string' ? o['service-url'] : core.app.config.blueskyServiceUrl,
-      },
-      new AbortController().signal,
-    );
-    if ('refused' in connected) throw new CommandError({ code: 'VALIDATION_ERROR', message: connected.refused });
-    const [integration] = await selectIntegrations(core.db, workspaceId, connected.integrationId);
-    return toIntegration(integration!);
+  'set-password': async (core, o) => {
+    const email = required(o, 'email').toLowerCase();
+    const [member] = await core.db<{ userId: string }[]>`
+      SELECT m.user_id FROM memberships m JOIN users u ON u.id = m.user_id
+      WHERE m.organization_id::text = ${required(o, 'workspace')} AND u.email = ${email}`;
+    if (!member) throw new CommandError({ code: 'NOT_FOUND', message: `${email} is not a member of that workspace` });
+    const password = await readPassword();
+    const problem = passwordProblem(password);
+    if (problem) throw new CommandError({ code: 'VALIDATION_ERROR', message: problem });
+    const hash = await hashPassword(password);
+    await core.db.begin(async (tx) => {
+      await tx`UPDATE users SET password_hash = ${hash}, updated_at = now() WHERE id = ${member.userId}`;
+      await tx`DELETE FROM sessions WHERE user_id = ${member.userId}`;
+    });
+    return { userId: member.userId, email, passwordSet: true };
   },
   'define-plan': (core, o) =>
     definePlan(core.db, {
@@ -250,6 +253,35 @@ function json(value: Options[string], name: string): unknown {
   } catch {
     throw new CommandError({ code: 'VALIDATION_ERROR', message: `--${name} is not valid JSON` });
   }
+}
+
+/** A password from standard input: typed without echo on a terminal, else the first line of what is piped. */
+async function readPassword(): Promise<string> {
+  const input = process.stdin;
+  if (!input.isTTY) {
+    let text = '';
+    for await (const chunk of input) text += String(chunk);
+    return text.split(/\r?\n/)[0] ?? '';
+  }
+  process.stderr.write('Password: ');
+  input.setRawMode(true);
+  return new Promise((resolve) => {
+    let typed = '';
+    const onData = (chunk: Buffer) => {
+      for (const char of chunk.toString('utf8')) {
+        if (char === '\r' || char === '\n' || char === '\u0004') {
+          input.setRawMode(false);
+          input.off('data', onData);
+          input.pause();
+          process.stderr.write('\n');
+          return resolve(typed);
+        }
+        if (char === '\u0003') process.exit(130);
+        typed = char === '\u007f' ? [...typed].slice(0, -1).join('') : typed + char;
+      }
+    };
+    input.on('data', onData);
+  });
 }
 
 /** `--languages de,en` → ['de', 'en']; an empty value is the empty list. */

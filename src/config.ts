@@ -23,6 +23,11 @@ export interface Config {
   publicUrl: string | undefined;
   /** Origins besides PUBLIC_URL's whose browser pages may call POST /mcp (src/mcp/http.ts); none by default. */
   allowedOrigins: string[];
+  /**
+   * TRUST_PROXY, Express's `trust proxy`: which proxies' X-Forwarded-* headers to believe, so that a request that reached a
+   * TLS-terminating proxy over HTTPS gets a `Secure` session cookie and sign-in limits count the client's address. Off by default.
+   */
+  trustProxy: boolean | number | string;
   /** The PDS a Bluesky account is on when the connect form names none. */
   blueskyServiceUrl: string;
   /** LinkedIn's OAuth client and API (src/platforms/linkedin.ts); LinkedIn cannot be connected while clientId is unset. */
@@ -83,6 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     encryptionKey: env.ENCRYPTION_KEY || undefined,
     publicUrl: env.PUBLIC_URL ? baseUrl(env, 'PUBLIC_URL', '') : undefined,
     allowedOrigins: originList(env, 'ALLOWED_ORIGINS'),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     blueskyServiceUrl: baseUrl(env, 'BLUESKY_SERVICE_URL', 'https://bsky.social'),
     linkedin: {
       clientId: env.LINKEDIN_CLIENT_ID || undefined,
@@ -185,4 +191,12 @@ function linkedinVersion(raw: string): string {
 function logLevel(raw: string): LogLevel {
   if (['debug', 'info', 'warn', 'error', 'silent'].includes(raw)) return raw as LogLevel;
   throw new StartupError(`LOG_LEVEL must be one of debug, info, warn, error, silent; got "${raw}"`);
+}
+
+/** `true`/`false`, a number of hops, or addresses and subnets (`loopback`, `10.0.0.0/8`, …), as Express takes them. */
+function trustProxy(value: string | undefined): boolean | number | string {
+  const text = (value ?? '').trim();
+  if (text === '' || text === 'false') return false;
+  if (text === 'true') return true;
+  return /^\d+$/.test(text) ? Number(text) : text;
 }

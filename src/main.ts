@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { bootstrapIfEmpty } from './bootstrap.js';
 import { loadConfig } from './config.js';
+import { firstRunSetupLink } from './sessions.js';
 import { createLogger } from './logger.js';
 import { startService } from './service.js';
 import { exitOnStartupFailure, orExit } from './startup.js';
@@ -51,6 +52,7 @@ async function announce() {
     `  base URL   ${service.url}/api/v1`,
     `  OpenAPI    ${service.url}/api/v1/openapi.json`,
     `  MCP        ${service.url}/mcp`,
+    `  dashboard  ${service.url}/`,
     ...cluster,
   ];
   if (firstStart) {
@@ -62,5 +64,8 @@ async function announce() {
       `  apiKey       ${firstStart.apiKey}`,
     );
   }
+  // Until somebody has a password, each start prints a fresh one-time link to set the owner's (src/sessions.ts).
+  const setupLink = await firstRunSetupLink(service.core.db, service.core.app.publicUrl);
+  if (setupLink) lines.push('', 'Sign in to the dashboard: set the owner\'s password at this one-time link (valid 24 hours):', `  ${setupLink}`);
   console.log(lines.join('\n'));
 }

@@ -1,8 +1,10 @@
 import type { Server } from 'node:http';
+import express from 'express';
 import { openCore, VERSION, type Core } from './core.js';
 import type { Config } from './config.js';
 import { answerClientErrors, createHttpApp } from './http/app.js';
 import { connectPages } from './http/connect-pages.js';
+import { forgeryRefusal, sessionOf, sessionRoutes } from './http/sessions.js';
 import { openApiDocument } from './http/openapi.js';
 import type { Logger } from './logger.js';
 import { connectMcpOverHttp, mcpOriginGuard, principalOfHttpCall } from './mcp/http.js';
@@ -51,8 +53,14 @@ export async function startService(config: Config, logger: Logger, roles: { api:
 async function serveHttp(core: Core, config: Config): Promise<Server> {
   // The MCP server and the OpenAPI document are built once here, never per request.
   const mcpServer = createMcpServer(core.operations, core.pipeline, principalOfHttpCall);
+  const publicUrl = () => core.app.publicUrl;
+  const pages = express.Router();
+  pages.use(sessionRoutes({ db: core.app.db, publicUrl }), connectPages(core.app));
   const app = createHttpApp({
     authenticateKey: core.authenticate,
+    authenticateSession: (req) => sessionOf(core.app.db, req),
+    forgeryRefusal: (req, session) => forgeryRefusal(req, publicUrl(), session),
+    trustProxy: config.trustProxy,
     logger: core.app.logger,
     operations: core.operations,
     pipeline: core.pipeline,
@@ -60,11 +68,11 @@ async function serveHttp(core: Core, config: Config): Promise<Server> {
     mcp: await connectMcpOverHttp(mcpServer, core.app.logger, (principal) => core.pipeline.rateLimitOf(principal)),
     mcpGuard: mcpOriginGuard({
       bindHost: config.host,
-      publicUrl: () => core.app.publicUrl,
+      publicUrl,
       configuredPublicUrl: config.publicUrl,
       allowedOrigins: config.allowedOrigins,
     }),
-    pages: connectPages(core.app),
+    pages,
   });
   return new Promise((resolve, reject) => {
     const server = app.listen(config.port, config.host, (error?: Error) => (error ? reject(listenFailure(error, config)) : resolve(server)));

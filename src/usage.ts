@@ -52,6 +52,12 @@ export class UsageRecorder {
             ${events.map((e) => e.organizationId)}::uuid[], ${events.map((e) => e.apiKeyId)}::uuid[],
             ${events.map((e) => e.surface)}::text[], ${events.map((e) => e.operation)}::text[],
             ${events.map((e) => e.status)}::int[], ${events.map((e) => e.createdAt.toISOString())}::timestamptz[])`;
+        // Each key's latest call, for the Developer API page: one row per key, however many calls it made.
+        const lastUse = new Map(events.map((e) => [e.apiKeyId, e.createdAt.toISOString()]));
+        await this.db`
+          UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, used.at)
+          FROM unnest(${[...lastUse.keys()]}::uuid[], ${[...lastUse.values()]}::timestamptz[]) AS used (id, at)
+          WHERE k.id = used.id`;
       } catch (error) {
         this.logger.error('usage events could not be written; they are dropped', { count: events.length, error });
       }

@@ -76,6 +76,10 @@ beforeAll(async () => {
   const pipeline = new Pipeline({ ...service.service.core.app, db, logger }, new UsageRecorder(db, logger, 50), new RateLimiter(db, logger));
   const app = createHttpApp({
     authenticateKey: service.service.core.authenticate,
+    // Keys only: this app serves the pipeline's tests, not the dashboard.
+    authenticateSession: async () => null,
+    forgeryRefusal: () => null,
+    trustProxy: false,
     logger,
     operations,
     pipeline,

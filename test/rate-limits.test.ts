@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/net.js';
@@ -134,7 +134,7 @@ describe('rate limits', () => {
     const pipeline = service.service.core.pipeline;
     const getCurrentUser = service.service.core.operations.find((operation) => operation.id === 'getCurrentUser');
     const ws = await service.workspace({ plan: 'tiny' });
-    const session: Principal = { kind: 'session', userId: ws.userId, workspaceId: ws.workspaceId };
+    const session: Principal = { kind: 'session', sessionId: randomUUID(), userId: ws.userId, workspaceId: ws.workspaceId };
     const asSession = () => pipeline.run({ operation: getCurrentUser, principal: session, surface: 'api', input: { kind: 'arguments', value: {} } });
 
     for (let i = 0; i < 3; i++) expect((await usersMe(ws.apiKey)).status).toBe(200);
@@ -151,7 +151,7 @@ describe('rate limits', () => {
 
     // The other way round, in a fresh workspace: the browser bucket spent, keys still answered.
     const other = await service.workspace({ plan: 'tiny' });
-    const otherSession: Principal = { kind: 'session', userId: other.userId, workspaceId: other.workspaceId };
+    const otherSession: Principal = { kind: 'session', sessionId: randomUUID(), userId: other.userId, workspaceId: other.workspaceId };
     for (let i = 0; i < 4; i++) await pipeline.run({ operation: getCurrentUser, principal: otherSession, surface: 'api', input: { kind: 'arguments', value: {} } });
     const keyed = await usersMe(other.apiKey);
     expect(keyed.status).toBe(200);

@@ -9,8 +9,11 @@ export const ApiKey = z
     name: z.string(),
     prefix: z.string().meta({ description: 'The first characters of the key, to tell keys apart; the rest is never shown again.' }),
     userId: uuid,
+    createdBy: z.object({ id: uuid, name: z.string() }).nullable().meta({ description: 'The member the key acts for; null once that user is gone.' }),
+    status: z.enum(['active', 'expired', 'revoked']).meta({ description: 'revoked wins over expired.' }),
     expiresAt: timestamp.nullable(),
     revokedAt: timestamp.nullable(),
+    lastUsedAt: timestamp.nullable().meta({ description: 'The key\'s latest call, to within a few seconds (usage is written in batches); null when never used.' }),
     createdAt: timestamp,
   })
   .meta({ id: 'ApiKey' });
@@ -20,18 +23,30 @@ export interface ApiKeyRow {
   name: string;
   prefix: string;
   userId: string;
+  creatorName: string | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  lastUsedAt: Date | null;
   createdAt: Date;
+  /** Whether expires_at has passed, by the database's clock. */
+  expired: boolean;
 }
+
+/** The columns of `ApiKeyRow`, from `api_keys k` joined to its user as `u`. */
+export const API_KEY_COLUMNS =
+  'k.id, k.name, k.prefix, k.user_id, u.name AS creator_name, k.expires_at, k.revoked_at, k.last_used_at, k.created_at, ' +
+  'coalesce(k.expires_at <= now(), false) AS expired';
 
 export const toApiKey = (row: ApiKeyRow): z.input<typeof ApiKey> => ({
   id: row.id,
   name: row.name,
   prefix: row.prefix,
   userId: row.userId,
+  createdBy: row.creatorName === null ? null : { id: row.userId, name: row.creatorName },
+  status: row.revokedAt ? 'revoked' : row.expired ? 'expired' : 'active',
   expiresAt: isoOrNull(row.expiresAt),
   revokedAt: isoOrNull(row.revokedAt),
+  lastUsedAt: isoOrNull(row.lastUsedAt),
   createdAt: iso(row.createdAt),
 });
 
@@ -42,8 +57,11 @@ export async function insertApiKey(
 ): Promise<ApiKeyRow & { key: string }> {
   const { key: value, prefix, hash } = newKey();
   const [row] = await db<ApiKeyRow[]>`
-    INSERT INTO api_keys (organization_id, user_id, name, prefix, key_hash, expires_at)
-    VALUES (${key.workspaceId}, ${key.userId}, ${key.name}, ${prefix}, ${hash}, ${key.expiresAt})
-    RETURNING id, name, prefix, user_id, expires_at, revoked_at, created_at`;
+    WITH k AS (
+      INSERT INTO api_keys (organization_id, user_id, name, prefix, key_hash, expires_at)
+      VALUES (${key.workspaceId}, ${key.userId}, ${key.name}, ${prefix}, ${hash}, ${key.expiresAt})
+      RETURNING *
+    )
+    SELECT ${db.unsafe(API_KEY_COLUMNS)} FROM k LEFT JOIN users u ON u.id = k.user_id`;
   return { ...row!, key: value };
 }

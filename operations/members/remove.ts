@@ -2,13 +2,16 @@ import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { success, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
+import { endMemberSessions } from '../../src/sessions.js';
 
 export default defineOperation({
   id: 'removeMember',
   method: 'DELETE',
   path: '/members/{userId}',
   summary: 'Remove a member from the workspace',
-  description: 'Revokes, in the same transaction, every API key the member holds for this workspace. The owner cannot be removed.',
+  description:
+    'Revokes, in the same transaction, every API key the member holds for this workspace and ends their dashboard sessions in it, ' +
+    'both from the very next request. The owner cannot be removed.',
   input: { path: z.object({ userId: uuid }) },
   output: success,
   errors: ['NOT_FOUND', 'CONFLICT'],
@@ -20,6 +23,7 @@ export default defineOperation({
       if (member.role === 'owner') return fail('CONFLICT', 'The owner of a workspace cannot be removed from it');
       await tx`UPDATE api_keys SET revoked_at = now()
         WHERE organization_id = ${auth.workspaceId} AND user_id = ${userId} AND revoked_at IS NULL`;
+      await endMemberSessions(tx, auth.workspaceId, userId);
       await tx`DELETE FROM memberships WHERE organization_id = ${auth.workspaceId} AND user_id = ${userId}`;
       await tx`UPDATE users SET default_organization_id = NULL, updated_at = now()
         WHERE id = ${userId} AND default_organization_id = ${auth.workspaceId}`;

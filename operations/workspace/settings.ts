@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { languageTags } from '../../src/platforms/languages.js';
+import { text } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 
 const timeZone = z
@@ -28,36 +29,58 @@ const languages = languageTags.meta({
     '([], the default), such a post carries the language detected from its text, when the detection is confident.',
 });
 
-const Settings = z
-  .object({ timeZone: z.string(), postingWindows: z.array(PostingWindow), languages: z.array(z.string()) })
+export const Settings = z
+  .object({ name: z.string(), timeZone: z.string(), postingWindows: z.array(PostingWindow), languages: z.array(z.string()) })
   .meta({ id: 'WorkspaceSettings' });
+
+/** The settings columns, as `Settings` reads them (the windows as text: postgres.camel would rewrite keys inside JSON). */
+export const SETTINGS_COLUMNS = 'name, time_zone, posting_windows::text AS posting_windows_text, languages';
+
+export interface SettingsRow {
+  name: string;
+  timeZone: string;
+  postingWindowsText: string;
+  languages: string[];
+}
+
+export const toSettings = (row: SettingsRow): z.input<typeof Settings> => ({
+  name: row.name,
+  timeZone: row.timeZone,
+  postingWindows: JSON.parse(row.postingWindowsText),
+  languages: row.languages,
+});
 
 export default defineOperation({
   id: 'updateWorkspaceSettings',
   method: 'PATCH',
   path: '/workspace/settings',
-  summary: 'Set the workspace\'s time zone, posting windows and default languages',
+  summary: 'Set the workspace\'s name, time zone, posting windows and default languages',
   description:
-    'The time zone (IANA; UTC until set) in which NEXT_WINDOW reads the posting windows and the calendar reads dates, the ' +
+    'The workspace\'s name; the time zone (IANA; UTC until set) in which NEXT_WINDOW reads the posting windows and the calendar reads dates, the ' +
     'posting windows themselves: groups of ISO weekdays and local HH:MM times (by default Monday to Friday at 09:00, 12:00 and 17:00), ' +
     'and the default languages of Bluesky posts (none until set). Any may be left out. Answers the settings as they now are. ' +
     'Internal (dashboard, admin command).',
   input: {
-    body: z.strictObject({ timeZone: timeZone.optional(), postingWindows: z.array(PostingWindow).min(1).max(7).optional(), languages: languages.optional() }),
+    body: z.strictObject({
+      name: text.trim().min(1).max(100).optional().meta({ description: 'The workspace\'s name, as members see it.' }),
+      timeZone: timeZone.optional(),
+      postingWindows: z.array(PostingWindow).min(1).max(7).optional(),
+      languages: languages.optional(),
+    }),
   },
   output: Settings,
   errors: ['VALIDATION_ERROR'],
-  async handler({ timeZone, postingWindows, languages }, { db, auth, fail }) {
+  async handler({ name, timeZone, postingWindows, languages }, { db, auth, fail }) {
     // Postgres converts the windows' wall-clock times, so it must know the zone too (its list can trail Intl's).
     if (timeZone && !(await db`SELECT 1 FROM pg_timezone_names WHERE name = ${timeZone}`).length) {
       return fail('VALIDATION_ERROR', `body.timeZone: ${timeZone} is not a time zone this database knows`);
     }
-    const [settings] = await db<{ timeZone: string; postingWindowsText: string; languages: string[] }[]>`
-      UPDATE organizations SET time_zone = coalesce(${timeZone ?? null}, time_zone),
+    const [settings] = await db<SettingsRow[]>`
+      UPDATE organizations SET name = coalesce(${name ?? null}, name), time_zone = coalesce(${timeZone ?? null}, time_zone),
         posting_windows = coalesce(${postingWindows ? db.json(postingWindows) : null}::jsonb, posting_windows),
         languages = coalesce(${languages ?? null}::text[], languages), updated_at = now()
       WHERE id = ${auth.workspaceId}
-      RETURNING time_zone, posting_windows::text AS posting_windows_text, languages`;
-    return { timeZone: settings!.timeZone, postingWindows: JSON.parse(settings!.postingWindowsText), languages: settings!.languages };
+      RETURNING ${db.unsafe(SETTINGS_COLUMNS)}`;
+    return toSettings(settings!);
   },
 });

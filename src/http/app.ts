@@ -5,6 +5,7 @@ import { parse as parseQuery } from 'qs';
 import type { Authenticate } from '../auth.js';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
+import type { SessionPrincipal } from '../sessions.js';
 import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE, statusOf, type ErrorCode } from '../registry/errors.js';
 import type { Operation } from '../registry/operation.js';
 import type { Outcome, Pipeline } from '../registry/pipeline.js';
@@ -13,6 +14,10 @@ import { retryAfterSeconds, setRateLimitHeaders } from './rate-limit-headers.js'
 
 export interface HttpDependencies {
   authenticateKey: Authenticate;
+  /** The dashboard session a request's cookie names (src/http/sessions.ts), for calls without a key. */
+  authenticateSession: (req: Request) => Promise<SessionPrincipal | null>;
+  /** Why a session's request may not act (cross-site, or without its csrf token), or null. */
+  forgeryRefusal: (req: Request, session: SessionPrincipal) => string | null;
   logger: Logger;
   operations: readonly Operation[];
   pipeline: Pipeline;
@@ -22,7 +27,9 @@ export interface HttpDependencies {
   mcp: RequestHandler;
   /** What every request to /mcp passes first, before its key is read (src/mcp/http.ts: mcpOriginGuard). */
   mcpGuard: RequestHandler;
-  /** Pages outside /api/v1 and the registry (the connect pages), served as they are. */
+  /** TRUST_PROXY (src/config.ts). */
+  trustProxy: boolean | number | string;
+  /** Pages outside /api/v1 and the registry (the dashboard, its sign-in endpoints, the connect pages), served as they are. */
   pages?: RequestHandler;
 }
 
@@ -32,20 +39,29 @@ const BODY_LIMIT = '1mb';
  * REST under /api/v1 and MCP at /mcp, both generated from the registry. Order matters: authentication comes
  * before body parsing and routing, so a caller without a valid key learns nothing about what exists.
  */
-export function createHttpApp({ authenticateKey, logger, operations, pipeline, openApiJson, mcp, mcpGuard, pages }: HttpDependencies) {
+export function createHttpApp({ authenticateKey, authenticateSession, forgeryRefusal, trustProxy, logger, operations, pipeline, openApiJson, mcp, mcpGuard, pages }: HttpDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('trust proxy', trustProxy);
   // Repeated keys make arrays and `a[b]=c` makes objects (see src/registry/text-input.ts for the rest);
   // qs refuses keys that would reach Object.prototype, and the bounds keep a query cheap to read.
   app.set('query parser', (query: string) => parseQuery(query, { depth: 2, arrayLimit: 100, parameterLimit: 1000 }));
 
-  /** Puts the caller and the surface in `res.locals`, or answers 401. */
+  /**
+   * Puts the caller and the surface in `res.locals`, or answers 401. A request with `x-api-key` is judged by its key
+   * alone; REST without one may instead come from a dashboard session (its cookie), whose state-changing requests
+   * must also pass the forgery check. MCP takes keys only.
+   */
   const authenticate =
     (surface: Surface): RequestHandler =>
     async (req, res, next) => {
-      const principal = await authenticateKey(req.header('x-api-key'));
+      const key = req.header('x-api-key');
+      const session = key === undefined && surface === 'api' ? await authenticateSession(req) : null;
+      const principal: Principal | null = session ?? (await authenticateKey(key));
       if (!principal) return void sendError(res, 'UNAUTHORIZED', 'A valid API key is required in the x-api-key header');
+      const refusal = session && forgeryRefusal(req, session);
+      if (refusal) return void sendError(res, 'CSRF_REJECTED', refusal);
       res.locals.principal = principal;
       res.locals.surface = surface;
       next();

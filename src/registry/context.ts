@@ -8,8 +8,8 @@ import type { ErrorCode } from './errors.js';
 /** Who is calling. Visibility decides what an API key reaches; later principals (sessions) are added here. */
 export type Principal =
   | { kind: 'apiKey'; keyId: string; userId: string; workspaceId: string }
-  /** A member signed in to the dashboard (not built yet): reaches every operation, in the browser rate-limit bucket. */
-  | { kind: 'session'; userId: string; workspaceId: string }
+  /** A member signed in to the dashboard (src/sessions.ts): reaches every operation, in the browser rate-limit bucket. */
+  | { kind: 'session'; sessionId: string; userId: string; workspaceId: string }
   /** The admin command, acting for a user inside one workspace; reaches internal operations. */
   | { kind: 'admin'; userId: string; workspaceId: string };
 

@@ -5,7 +5,14 @@
 export const errorCatalogue = {
   VALIDATION_ERROR: { status: 400, description: 'The input breaks a rule; the message names the field and the rule.' },
   INVALID_JSON: { status: 400, description: 'The request body is not valid JSON.' },
-  UNAUTHORIZED: { status: 401, description: 'The x-api-key header is missing, malformed, unknown, expired or revoked.' },
+  UNAUTHORIZED: { status: 401, description: 'The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended).' },
+  INVALID_CREDENTIALS: { status: 401, description: 'Sign-in: the email or the password is not right (which one is not said).' },
+  INVALID_LINK: { status: 400, description: 'A setup or invitation link that is unknown, used, withdrawn or expired.' },
+  CSRF_REJECTED: {
+    status: 403,
+    description: 'A dashboard session\'s state-changing request came from another site or without the session\'s x-csrf-token; nothing was done.',
+  },
+  TOO_MANY_ATTEMPTS: { status: 429, description: 'Too many failed sign-ins for this account or from this address; `Retry-After` says when to try again.' },
   CONTENT_TOO_LONG: { status: 400, description: 'Content exceeds a target platform\'s limit; the message names the platform, the limit and the length found.' },
   MEDIA_RULE_VIOLATED: { status: 400, description: 'Media does not fit a target platform\'s rules; the message names the platform and the rule.' },
   CHECKSUM_MISMATCH: {

@@ -16,22 +16,25 @@ export interface RunOptions {
   cwd?: string;
   /** Run as another user (the test runs as root). */
   user?: { name: string; uid: number; gid: number; home: string };
+  /** Piped to standard input (closed at once); otherwise standard input is empty. */
+  input?: string;
 }
 
 /**
  * Runs npm with `args`, in a process group of its own, as from a fresh shell: without the npm_* and VITEST* variables the
  * npm and vitest running the tests set (its cache and user config among them). LOG_LEVEL is warn unless `env` says.
  */
-export function run(args: string[], env: Record<string, string>, { cwd, user }: RunOptions = {}): Running {
+export function run(args: string[], env: Record<string, string>, { cwd, user, input }: RunOptions = {}): Running {
   let output = '';
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm_|vitest)/i.test(name)));
   const child = spawn('npm', args, {
     cwd,
     env: { ...inherited, LOG_LEVEL: 'warn', ...(user && { HOME: user.home, USER: user.name }), ...env },
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     ...(user && { uid: user.uid, gid: user.gid }),
   });
+  if (input !== undefined) child.stdin!.end(input);
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
