@@ -236,6 +236,11 @@ describe('a session', () => {
     const token = new URL(invited.json.url).searchParams.get('token');
     await member.request('/auth/invitation', { method: 'POST', body: { token, name: 'Grace', password: PASSWORD } });
     const key = (await member.request('/api/v1/api-keys', { method: 'POST', body: { name: 'Grace\'s key' } })).json.key;
+    // Managing members is the owner's: a member may not invite, nor remove anybody.
+    const invite = await member.request('/api/v1/invitations', { method: 'POST', body: { email: 'eve@example.org' } });
+    expect(invite.json).toEqual({ code: 'FORBIDDEN', message: 'Only the owner of this workspace may do this (invite a person to the workspace: a one-time link to hand them)' });
+    expect(invite.status).toBe(403);
+    expect((await member.request(`/api/v1/members/${ws.userId}`, { method: 'DELETE' })).json.code).toBe('FORBIDDEN');
     expect((await call(`${service.api}/users/me`, { key })).status).toBe(200);
 
     const removed = await owner.request(`/api/v1/members/${(await member.request('/auth/session')).json.user.id}`, { method: 'DELETE' });

@@ -6,6 +6,7 @@ import { Invitation, toInvitation } from './invitation.js';
 export default defineOperation({
   id: 'createInvitation',
   method: 'POST',
+  ownerOnly: true,
   path: '/invitations',
   summary: 'Invite a person to the workspace: a one-time link to hand them',
   description:

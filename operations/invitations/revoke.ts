@@ -6,6 +6,7 @@ import { defineOperation } from '../../src/registry/operation.js';
 export default defineOperation({
   id: 'revokeInvitation',
   method: 'DELETE',
+  ownerOnly: true,
   path: '/invitations/{id}',
   summary: 'Withdraw an invitation: its link stops working at once',
   description: 'An invitation already accepted, withdrawn or expired is not found. Internal (dashboard, admin command).',

@@ -6,6 +6,7 @@ import { Member } from './member.js';
 export default defineOperation({
   id: 'addMember',
   method: 'POST',
+  ownerOnly: true,
   path: '/members',
   summary: 'Add a person to the workspace as a member',
   description: 'The user is found by email, or created with that email and name.',

@@ -7,6 +7,7 @@ import { endMemberSessions } from '../../src/sessions.js';
 export default defineOperation({
   id: 'removeMember',
   method: 'DELETE',
+  ownerOnly: true,
   path: '/members/{userId}',
   summary: 'Remove a member from the workspace',
   description:

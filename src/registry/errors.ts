@@ -35,6 +35,7 @@ export const errorCatalogue = {
     status: 403,
     description: 'The upload would take the workspace over its plan\'s storage allowance; the message names the limit, the usage and the plan.',
   },
+  FORBIDDEN: { status: 403, description: 'Only the workspace\'s owner may do this (managing members); the message says what.' },
   NOT_FOUND: { status: 404, description: 'No such resource in this workspace.' },
   CONFLICT: { status: 409, description: 'The request conflicts with the current state of the resource.' },
   IDEMPOTENCY_KEY_IN_PROGRESS: {

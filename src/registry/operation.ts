@@ -28,6 +28,8 @@ export interface OperationSpec<P extends AnyObject, Q extends AnyObject, B exten
   errors?: readonly E[];
   /** A create that takes an idempotency key: the `Idempotency-Key` header over REST, `idempotencyKey` over MCP. */
   idempotent?: boolean;
+  /** Only the workspace's owner may call it (managing members); other members get FORBIDDEN. */
+  ownerOnly?: boolean;
   handler: (input: z.output<P> & z.output<Q> & z.output<B>, ctx: HandlerContext<E>) => Promise<z.input<O>>;
 }
 
@@ -48,6 +50,7 @@ export interface Operation {
   readsBody: boolean;
   /** Whether it takes an idempotency key (see src/registry/idempotency.ts). */
   idempotent: boolean;
+  ownerOnly: boolean;
   output: z.ZodType;
   status: 200 | 201;
   errors: readonly ErrorCode[];
@@ -87,6 +90,7 @@ export function defineOperation<
     ),
     readsBody: spec.method !== 'GET',
     idempotent: spec.idempotent ?? false,
+    ownerOnly: spec.ownerOnly ?? false,
     output: spec.output,
     status: spec.status ?? 200,
     errors: spec.errors ?? [],
@@ -102,7 +106,9 @@ export function defineOperation<
 export function declaredErrors(operation: Operation): ErrorCode[] {
   // Every operation can meet VALIDATION_ERROR: MCP refuses arguments its tool does not declare, even where none are.
   const codes = new Set<ErrorCode>(['UNAUTHORIZED', 'RATE_LIMITED', 'REQUEST_HEADERS_TOO_LARGE', 'VALIDATION_ERROR', ...operation.errors, 'INTERNAL']);
-  if (operation.readsBody) for (const code of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
+  // A dashboard session's state-changing request is also checked against forgery (src/http/sessions.ts).
+  if (operation.readsBody) for (const code of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'CSRF_REJECTED'] as const) codes.add(code);
+  if (operation.ownerOnly) codes.add('FORBIDDEN');
   if (operation.idempotent) for (const code of ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_PROGRESS'] as const) codes.add(code);
   return [...codes];
 }
