@@ -67,7 +67,8 @@ export function connectPages(app: AppContext): Router {
 }
 
 function connected(res: Response, label: string, result: { integrationId: string; name: string }) {
-  page(res, 200, `${label} account connected`, `<p>${escape(result.name)} is connected. You can close this page.</p><p>Integration <code>${result.integrationId}</code></p>`);
+  page(res, 200, `${label} account connected`, `<p>${escape(result.name)} is connected. You can close this page, or go back to <a href="/channels">your channels</a>.</p>` +
+      `<p>Integration <code>${result.integrationId}</code></p>`);
 }
 
 /** The account picker: one radio `account` per choice (the member first, then its pages), valued by the account's id. */
