@@ -119,7 +119,7 @@ const operatorCommands: Record<string, (core: Core, options: Options) => Promise
     if (!member) throw new CommandError({ code: 'NOT_FOUND', message: `${email} is not a member of that workspace` });
     const password = await readPassword();
     const problem = passwordProblem(password);
-    if (problem) throw new CommandError({ code: 'VALIDATION_ERROR', message: problem });
+    if (problem) throw new CommandError({ code: 'VALIDATION_ERROR', message: `The password ${problem}` });
     const hash = await hashPassword(password);
     await core.db.begin(async (tx) => {
       await tx`UPDATE users SET password_hash = ${hash}, updated_at = now() WHERE id = ${member.userId}`;

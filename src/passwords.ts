@@ -11,10 +11,13 @@ const KEY_BYTES = 32;
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 200;
 
-/** Why a password cannot be used, or null. Length is what makes a password strong; no composition rules (NIST SP 800-63B). */
+/**
+ * The rule a password breaks ("must be …"), or null. Length is what makes a password strong; no composition rules
+ * (NIST SP 800-63B).
+ */
 export function passwordProblem(password: unknown): string | null {
-  if (typeof password !== 'string' || [...password].length < PASSWORD_MIN) return `The password must be at least ${PASSWORD_MIN} characters long`;
-  if ([...password].length > PASSWORD_MAX) return `The password must be at most ${PASSWORD_MAX} characters long`;
+  if (typeof password !== 'string' || [...password].length < PASSWORD_MIN) return `must be at least ${PASSWORD_MIN} characters long`;
+  if ([...password].length > PASSWORD_MAX) return `must be at most ${PASSWORD_MAX} characters long`;
   return null;
 }
 

@@ -68,7 +68,9 @@ describe('first-run setup', () => {
       expect(shown.json).toMatchObject({ name: 'Owner', workspaceName: 'My workspace' });
 
       const tooShort = await call(`${fresh.base}/auth/setup`, { method: 'POST', body: { token, password: 'short' } });
-      expect(tooShort).toMatchObject({ status: 400, json: { code: 'VALIDATION_ERROR', message: 'The password must be at least 12 characters long' } });
+      expect(tooShort).toMatchObject({ status: 400, json: { code: 'VALIDATION_ERROR', message: 'password: must be at least 12 characters long' } });
+      const badEmail = await call(`${fresh.base}/auth/setup`, { method: 'POST', body: { token, password: 'short', email: 'nope', name: ' ' } });
+      expect(badEmail.json.message).toBe('email: must be an email address; password: must be at least 12 characters long');
 
       const set = await call(`${fresh.base}/auth/setup`, { method: 'POST', body: { token, password: PASSWORD, name: 'Ada', email: 'Ada@Example.org' } });
       expect(set.status).toBe(200);

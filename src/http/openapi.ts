@@ -85,7 +85,7 @@ function describeOperation(operation: Operation): ZodOpenApiOperationObject {
         headers: headersOf(operation.status),
         content: { 'application/json': { schema: operation.output } },
       },
-      ...errorResponses(declaredErrors(operation)),
+      ...errorResponses(declaredErrors(operation, 'rest')),
     },
   };
 }

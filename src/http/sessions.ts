@@ -132,7 +132,7 @@ export function sessionRoutes({ db, publicUrl }: { db: Database; publicUrl: () =
 
   router.post('/auth/setup', async (req, res) => {
     const { token, password, name, email } = fields(req, ['token', 'password', 'name', 'email']);
-    const problem = passwordProblem(password) ?? nameProblem(name, true) ?? emailProblem(email, true);
+    const problem = fieldProblems({ name: nameProblem(name, true), email: emailProblem(email, true), password: passwordProblem(password) });
     if (problem) return void fail(res, 'VALIDATION_ERROR', problem);
     const hash = await hashPassword(password);
     const member = await db.begin(async (tx) => {
@@ -145,7 +145,7 @@ export function sessionRoutes({ db, publicUrl }: { db: Database; publicUrl: () =
       await useAccountLink(tx, link.id);
       return { userId: link.userId, workspaceId: link.workspaceId };
     });
-    if (member === 'taken') return void fail(res, 'VALIDATION_ERROR', 'That email belongs to another account; choose another');
+    if (member === 'taken') return void fail(res, 'VALIDATION_ERROR', 'email: belongs to another account; choose another');
     if (!member) return void fail(res, 'INVALID_LINK', LINK_GONE);
     await signIn(req, res, member);
   });
@@ -165,9 +165,9 @@ export function sessionRoutes({ db, publicUrl }: { db: Database; publicUrl: () =
     // Somebody who already has a password proves it is them; a new person chooses one.
     let hash: string | null = null;
     if (existing?.passwordHash) {
-      if (!(await verifyPassword(password, existing.passwordHash))) return void fail(res, 'INVALID_CREDENTIALS', 'That is not the password of this account');
+      if (!(await verifyPassword(password, existing.passwordHash))) return void fail(res, 'INVALID_CREDENTIALS', 'password: is not the password of this account');
     } else {
-      const problem = passwordProblem(password) ?? nameProblem(name, false);
+      const problem = fieldProblems({ name: nameProblem(name, false), password: passwordProblem(password) });
       if (problem) return void fail(res, 'VALIDATION_ERROR', problem);
       hash = await hashPassword(password);
     }
@@ -204,12 +204,18 @@ function fields<K extends string>(req: Request, names: readonly K[]): Record<K, 
   return Object.fromEntries(names.map((name) => [name, typeof body[name] === 'string' ? body[name] : ''])) as Record<K, string>;
 }
 
+/** The broken rules as the registry words them (`field: rule; field: rule`), so a page can show each by its field; or null. */
+function fieldProblems(problems: Record<string, string | null>): string | null {
+  const broken = Object.entries(problems).filter(([, problem]) => problem !== null);
+  return broken.length ? broken.map(([field, problem]) => `${field}: ${problem}`).join('; ') : null;
+}
+
 function nameProblem(name: string, optional: boolean): string | null {
   if (optional && name.trim() === '') return null;
-  return name.trim().length < 1 || name.trim().length > 200 ? 'The name must be 1 to 200 characters' : null;
+  return name.trim().length < 1 || name.trim().length > 200 ? 'must be 1 to 200 characters' : null;
 }
 
 function emailProblem(email: string, optional: boolean): string | null {
   if (optional && email === '') return null;
-  return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) && email.length <= 254 ? null : 'The email is not a valid address';
+  return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) && email.length <= 254 ? null : 'must be an email address';
 }

@@ -31,7 +31,7 @@ export function toolsOf(operations: readonly Operation[]): Tool[] {
     .map((operation) => ({
       name: operation.id,
       title: operation.summary,
-      description: [operation.summary, operation.description, `Error codes: ${declaredErrors(operation).join(', ')}.`]
+      description: [operation.summary, operation.description, `Error codes: ${declaredErrors(operation, 'mcp').join(', ')}.`]
         .filter(Boolean)
         .join('\n\n'),
       inputSchema: rootObject(z.toJSONSchema(operation.arguments, { io: 'input' })) as Tool['inputSchema'],

@@ -103,11 +103,12 @@ export function defineOperation<
  * (authentication, the rate limit, headers too large, input that is unreadable or invalid, an unexpected failure). Both the
  * OpenAPI document and the tool descriptions use it.
  */
-export function declaredErrors(operation: Operation): ErrorCode[] {
+export function declaredErrors(operation: Operation, surface: 'rest' | 'mcp'): ErrorCode[] {
   // Every operation can meet VALIDATION_ERROR: MCP refuses arguments its tool does not declare, even where none are.
   const codes = new Set<ErrorCode>(['UNAUTHORIZED', 'RATE_LIMITED', 'REQUEST_HEADERS_TOO_LARGE', 'VALIDATION_ERROR', ...operation.errors, 'INTERNAL']);
-  // A dashboard session's state-changing request is also checked against forgery (src/http/sessions.ts).
-  if (operation.readsBody) for (const code of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'CSRF_REJECTED'] as const) codes.add(code);
+  if (operation.readsBody) for (const code of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
+  // Over REST, a dashboard session's state-changing request is also checked against forgery; MCP takes keys only.
+  if (operation.readsBody && surface === 'rest') codes.add('CSRF_REJECTED');
   if (operation.ownerOnly) codes.add('FORBIDDEN');
   if (operation.idempotent) for (const code of ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_PROGRESS'] as const) codes.add(code);
   return [...codes];
