@@ -4,6 +4,7 @@ import { openCore, VERSION, type Core } from './core.js';
 import type { Config } from './config.js';
 import { answerClientErrors, createHttpApp } from './http/app.js';
 import { connectPages } from './http/connect-pages.js';
+import { dashboardPages } from './http/dashboard.js';
 import { forgeryRefusal, sessionOf, sessionRoutes } from './http/sessions.js';
 import { openApiDocument } from './http/openapi.js';
 import type { Logger } from './logger.js';
@@ -55,7 +56,7 @@ async function serveHttp(core: Core, config: Config): Promise<Server> {
   const mcpServer = createMcpServer(core.operations, core.pipeline, principalOfHttpCall);
   const publicUrl = () => core.app.publicUrl;
   const pages = express.Router();
-  pages.use(sessionRoutes({ db: core.app.db, publicUrl }), connectPages(core.app));
+  pages.use(sessionRoutes({ db: core.app.db, publicUrl }), connectPages(core.app), await dashboardPages(core.app));
   const app = createHttpApp({
     authenticateKey: core.authenticate,
     authenticateSession: (req) => sessionOf(core.app.db, req),

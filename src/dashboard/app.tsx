@@ -1,0 +1,122 @@
+import { useEffect, useState } from 'preact/hooks';
+import { setCsrfToken, whenSignedOut } from './api.js';
+import { getSession, signOut, type Session } from './auth.js';
+import { Layout, PublicLayout } from './components/layout.js';
+import { Loading } from './components/page.js';
+import { ApiKeysPage } from './pages/api-keys.js';
+import { ChannelsPage } from './pages/channels.js';
+import { InvitePage } from './pages/invite.js';
+import { LoginPage } from './pages/login.js';
+import { MembersPage } from './pages/members.js';
+import { NotFoundPage } from './pages/not-found.js';
+import { SetupPage } from './pages/setup.js';
+import { UsagePage } from './pages/usage.js';
+import { WorkspacePage } from './pages/workspace.js';
+import { navigate, safeNext, useLocation } from './router.js';
+
+/** What a page of the signed-in frame receives. */
+export interface PageProps {
+  session: Session;
+  /** After a change the header shows (the workspace's name). */
+  updateSession: (session: Session) => void;
+}
+
+const PUBLIC_PAGES = new Set(['/login', '/setup', '/invite']);
+
+export function App() {
+  const url = useLocation();
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [loadError, setLoadError] = useState<string>();
+
+  const load = async () => {
+    setLoadError(undefined);
+    const result = await getSession();
+    if (result.ok) setSession(result.data);
+    else if (result.error.status === 401) setSession(null);
+    else setLoadError(result.error.message);
+  };
+  useEffect(() => {
+    void load();
+    whenSignedOut(() => {
+      setSession(null);
+      setCsrfToken('');
+    });
+  }, []);
+
+  const path = url.pathname.replace(/\/+$/, '') || '/';
+  const isPublic = PUBLIC_PAGES.has(path);
+  // Pages that need a session send the visitor to sign-in, and back here afterwards.
+  const mustSignIn = session === null && !isPublic;
+  const signedInOnLogin = session && path === '/login';
+  useEffect(() => {
+    if (mustSignIn) navigate(`/login?next=${encodeURIComponent(url.pathname + url.search)}`, { replace: true });
+    else if (signedInOnLogin) navigate(safeNext(url.searchParams.get('next')), { replace: true });
+  }, [mustSignIn, signedInOnLogin]);
+
+  if (loadError) {
+    return (
+      <PublicLayout>
+        <h1>Postwise is not answering</h1>
+        <p class="error" role="alert">
+          {loadError}
+        </p>
+        <button type="button" onClick={load}>
+          Try again
+        </button>
+      </PublicLayout>
+    );
+  }
+  if (session === undefined || mustSignIn || signedInOnLogin) {
+    return (
+      <PublicLayout>
+        <h1 class="visually-hidden">Postwise</h1>
+        <Loading what="the dashboard" />
+      </PublicLayout>
+    );
+  }
+
+  const signedIn = (next: Session, to: string) => {
+    setSession(next);
+    navigate(to, { replace: true });
+  };
+  if (isPublic || !session) {
+    return (
+      <PublicLayout>
+        {path === '/setup' ? (
+          <SetupPage token={url.searchParams.get('token') ?? ''} onSignedIn={(next) => signedIn(next, '/channels')} />
+        ) : path === '/invite' ? (
+          <InvitePage token={url.searchParams.get('token') ?? ''} onSignedIn={(next) => signedIn(next, '/channels')} />
+        ) : (
+          <LoginPage onSignedIn={(next) => signedIn(next, safeNext(url.searchParams.get('next')))} />
+        )}
+      </PublicLayout>
+    );
+  }
+
+  const onSignOut = async () => {
+    const result = await signOut();
+    if (!result.ok && result.error.status !== 401) return result.error.message;
+    setSession(null);
+    setCsrfToken('');
+    navigate('/login', { replace: true });
+    return undefined;
+  };
+  const props: PageProps = { session, updateSession: setSession };
+  return (
+    <Layout session={session} path={path} onSignOut={onSignOut}>
+      {path === '/channels' || path === '/' ? (
+        <ChannelsPage {...props} />
+      ) : path === '/usage' ? (
+        <UsagePage {...props} />
+      ) : path === '/settings/api-keys' ? (
+        <ApiKeysPage {...props} />
+      ) : path === '/settings/members' ? (
+        <MembersPage {...props} />
+      ) : path === '/settings/workspace' ? (
+        <WorkspacePage {...props} />
+      ) : (
+        <NotFoundPage />
+      )}
+    </Layout>
+  );
+}

@@ -1,0 +1,209 @@
+import { useRef, useState } from 'preact/hooks';
+import { api, call, errorFor, formError, type Schema } from '../api.js';
+import type { PageProps } from '../app.js';
+import { CopyField } from '../components/copy-field.js';
+import { ConfirmDialog } from '../components/dialog.js';
+import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
+import { Loading, Page, refocusIfLost } from '../components/page.js';
+import { formatDate, formatDateTime } from '../format.js';
+import { useAction, useLoad } from '../hooks.js';
+
+type ApiKey = Schema<'ApiKey'>;
+type CreatedKey = Schema<'CreatedApiKey'>;
+
+const STATUS_LABELS: Record<ApiKey['status'], string> = { active: 'Active', expired: 'Expired', revoked: 'Revoked' };
+
+/** The Developer API: where to call, how to configure an MCP client, and the workspace's keys. */
+export function ApiKeysPage(_props: PageProps) {
+  const keys = useLoad(() => call(api.GET('/api-keys', { params: { query: { limit: 100 } } })));
+  const [created, setCreated] = useState<CreatedKey>();
+  const [revoking, setRevoking] = useState<ApiKey>();
+  const revoke = useAction();
+
+  const confirmRevoke = async () => {
+    if (!revoking) return;
+    const result = await revoke.run(() => call(api.DELETE('/api-keys/{id}', { params: { path: { id: revoking.id } } })));
+    if (!result.ok) return;
+    setRevoking(undefined);
+    await keys.reload();
+    refocusIfLost('keys');
+  };
+
+  return (
+    <Page title="Developer API" intro="Programs and AI agents use this workspace with an API key, over REST or MCP. A key acts as the member who created it.">
+      <Connecting apiKey={created?.key} />
+      <section aria-labelledby="create-key">
+        <h2 id="create-key">Create a key</h2>
+        {created ? (
+          <NewKey created={created} onDone={() => setCreated(undefined)} />
+        ) : (
+          <CreateKeyForm
+            onCreated={async (key) => {
+              setCreated(key);
+              await keys.reload();
+            }}
+          />
+        )}
+      </section>
+      <section aria-labelledby="keys">
+        <h2 id="keys">Keys</h2>
+        <ErrorMessage message={keys.error?.message} />
+        {!keys.data && !keys.error && <Loading what="the keys" />}
+        {keys.data && keys.data.items.length === 0 && <p>No keys yet.</p>}
+        {keys.data && keys.data.items.length > 0 && (
+          <table class="responsive">
+            <caption class="visually-hidden">API keys of the workspace, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Prefix</th>
+                <th scope="col">Created by</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.items.map((key) => (
+                <tr key={key.id}>
+                  <th scope="row" data-label="Name">
+                    {key.name}
+                  </th>
+                  <td data-label="Prefix">
+                    <code>{key.prefix}…</code>
+                  </td>
+                  <td data-label="Created by">{key.createdBy?.name ?? 'A former member'}</td>
+                  <td data-label="Created">{formatDateTime(key.createdAt)}</td>
+                  <td data-label="Last used">{formatDateTime(key.lastUsedAt, 'Never')}</td>
+                  <td data-label="Expires">{formatDate(key.expiresAt, 'Never')}</td>
+                  <td data-label="Status">
+                    <span class={`badge ${key.status}`}>{STATUS_LABELS[key.status]}</span>
+                  </td>
+                  <td data-label="Actions">
+                    {key.status === 'active' && (
+                      <button type="button" class="danger" onClick={() => {
+                          revoke.clearError();
+                          setRevoking(key);
+                        }}>
+                        Revoke<span class="visually-hidden"> {key.name}</span>
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {keys.data?.nextCursor && <p class="hint">Showing the newest 100 keys.</p>}
+      </section>
+      <ConfirmDialog
+        open={!!revoking}
+        title={`Revoke the key “${revoking?.name ?? ''}”?`}
+        confirmLabel="Revoke key"
+        busyLabel="Revoking…"
+        busy={revoke.busy}
+        error={revoke.error?.message}
+        fallbackFocus="keys"
+        onConfirm={confirmRevoke}
+        onCancel={() => setRevoking(undefined)}
+      >
+        <p>
+          Every call with the key <code>{revoking?.prefix}…</code> is refused from the next request on, over REST and MCP. This cannot be undone: a
+          program that uses it needs a new key.
+        </p>
+      </ConfirmDialog>
+    </Page>
+  );
+}
+
+/** The base URL, the OpenAPI document and an MCP client configuration for this very server. */
+function Connecting({ apiKey }: { apiKey: string | undefined }) {
+  const origin = location.origin;
+  const mcpConfiguration = JSON.stringify(
+    { mcpServers: { postwise: { type: 'http', url: `${origin}/mcp`, headers: { 'x-api-key': apiKey ?? 'YOUR_API_KEY' } } } },
+    null,
+    2,
+  );
+  return (
+    <section aria-labelledby="connecting">
+      <h2 id="connecting">Connecting</h2>
+      <CopyField label="REST base URL" value={`${origin}/api/v1`} hint="Send the key in the x-api-key header." />
+      <p>
+        Every operation is described in the <a href="/api/v1/openapi.json">OpenAPI document</a> (JSON, OpenAPI 3.1).
+      </p>
+      <CopyField
+        label="MCP client configuration"
+        value={mcpConfiguration}
+        multiline
+        hint={
+          apiKey
+            ? 'For an MCP client over Streamable HTTP, with the key you just created.'
+            : 'For an MCP client over Streamable HTTP (some name the type streamable-http). Replace YOUR_API_KEY with a key.'
+        }
+      />
+    </section>
+  );
+}
+
+function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => Promise<void> }) {
+  const form = useRef<HTMLFormElement>(null);
+  const [name, setName] = useState('');
+  const [expiry, setExpiry] = useState('');
+  const create = useAction();
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (create.busy) return;
+    // The key works through the chosen day, to its last moment in the browser's time zone.
+    const expiresAt = expiry ? new Date(`${expiry}T23:59:59.999`).toISOString() : undefined;
+    const result = await create.run(() => call(api.POST('/api-keys', { body: { name: name.trim(), ...(expiresAt && { expiresAt }) } })));
+    if (!result.ok) return focusFirstInvalid(form.current);
+    setName('');
+    setExpiry('');
+    await onCreated(result.data);
+  };
+
+  return (
+    <form ref={form} onSubmit={submit} aria-busy={create.busy ? 'true' : undefined}>
+      <Field label="Name" name="name" value={name} onInput={setName} required hint="What uses it, to tell keys apart: “CI publisher”, “Claude”." error={errorFor(create.error, 'name')} />
+      <Field
+        label="Expires after"
+        type="date"
+        name="expiresAt"
+        value={expiry}
+        onInput={setExpiry}
+        min={today()}
+        hint="The key stops working at the end of this day. Leave empty for a key that does not expire."
+        error={errorFor(create.error, 'expiresAt')}
+      />
+      <ErrorMessage message={formError(create.error, ['name', 'expiresAt'])} />
+      <SubmitButton busy={create.busy} busyLabel="Creating…">
+        Create key
+      </SubmitButton>
+    </form>
+  );
+}
+
+/** The new key's value, this once. */
+function NewKey({ created, onDone }: { created: CreatedKey; onDone: () => void }) {
+  return (
+    <div class="callout">
+      <p class="warning">
+        <strong>Copy this key now: it will not be shown again.</strong> Only a hash of it is stored; if it is lost, revoke it and create another.
+      </p>
+      <CopyField label={`API key “${created.name}”`} value={created.key} autoFocus />
+      <button type="button" onClick={onDone}>
+        I have copied it
+      </button>
+    </div>
+  );
+}
+
+function today(): string {
+  const date = new Date();
+  return `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
+}

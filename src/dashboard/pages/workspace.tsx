@@ -1,0 +1,119 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, call, errorFor, formError, type Schema } from '../api.js';
+import type { PageProps } from '../app.js';
+import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
+import { Loading, Page } from '../components/page.js';
+import { useAction, useLoad } from '../hooks.js';
+import { PostingWindowsEditor, type PostingWindow } from './posting-windows.js';
+
+type Workspace = Schema<'Workspace'>;
+
+const FIELDS = ['name', 'timeZone', 'postingWindows', 'languages'];
+
+/** The workspace's name, time zone, posting windows (the slots NEXT_WINDOW fills) and default languages. */
+export function WorkspacePage({ session, updateSession }: PageProps) {
+  const workspace = useLoad(() => call(api.GET('/workspace')));
+  return (
+    <Page title="Workspace settings">
+      <ErrorMessage message={workspace.error?.message} />
+      {!workspace.data && !workspace.error && <Loading what="the settings" />}
+      {workspace.data && (
+        <SettingsForm
+          workspace={workspace.data}
+          onSaved={(name) => updateSession({ ...session, workspace: { ...session.workspace, name } })}
+        />
+      )}
+    </Page>
+  );
+}
+
+function SettingsForm({ workspace, onSaved }: { workspace: Workspace; onSaved: (name: string) => void }) {
+  const form = useRef<HTMLFormElement>(null);
+  const [name, setName] = useState(workspace.name);
+  const [timeZone, setTimeZone] = useState(workspace.timeZone);
+  const [windows, setWindows] = useState<PostingWindow[]>(workspace.postingWindows);
+  const [languages, setLanguages] = useState(workspace.languages.join(', '));
+  const [saved, setSaved] = useState('');
+  const save = useAction();
+  const zones = useMemo(() => timeZones(workspace.timeZone), [workspace.timeZone]);
+
+  // A change after a save makes "Saved" untrue.
+  useEffect(() => setSaved(''), [name, timeZone, windows, languages]);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (save.busy) return;
+    const body = {
+      name: name.trim(),
+      timeZone,
+      postingWindows: windows,
+      languages: languages
+        .split(/[\s,]+/)
+        .map((tag) => tag.trim())
+        .filter(Boolean),
+    };
+    const result = await save.run(() => call(api.PATCH('/workspace/settings', { body })));
+    if (!result.ok) return focusFirstInvalid(form.current);
+    onSaved(result.data.name);
+    setSaved('Settings saved.');
+  };
+
+  return (
+    <form ref={form} onSubmit={submit} aria-busy={save.busy ? 'true' : undefined}>
+      <Field label="Workspace name" name="name" value={name} onInput={setName} required error={errorFor(save.error, 'name')} />
+      <TimeZoneSelect value={timeZone} zones={zones} onChange={setTimeZone} error={errorFor(save.error, 'timeZone')} />
+      <PostingWindowsEditor windows={windows} onChange={setWindows} error={errorFor(save.error, 'postingWindows')} />
+      <Field
+        label="Default languages of Bluesky posts"
+        name="languages"
+        value={languages}
+        onInput={setLanguages}
+        placeholder="en, fr"
+        hint="Up to 3 language tags, separated by commas (en, fr, pt-BR). Leave empty to let Postwise detect each post's language."
+        error={errorFor(save.error, 'languages')}
+      />
+      <ErrorMessage message={formError(save.error, FIELDS)} />
+      <SubmitButton busy={save.busy}>Save settings</SubmitButton>
+      <p role="status" class="success">
+        {saved}
+      </p>
+    </form>
+  );
+}
+
+function TimeZoneSelect({ value, zones, onChange, error }: { value: string; zones: string[]; onChange: (zone: string) => void; error: string | undefined }) {
+  const id = 'time-zone';
+  return (
+    <div class="field">
+      <label for={id}>Time zone</label>
+      <p class="hint" id={`${id}-hint`}>
+        Posting windows and calendar days are read in this zone.
+      </p>
+      <select
+        id={id}
+        name="timeZone"
+        value={value}
+        onChange={(event) => onChange(event.currentTarget.value)}
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={error ? `${id}-hint ${id}-error` : `${id}-hint`}
+      >
+        {zones.map((zone) => (
+          <option key={zone} value={zone}>
+            {zone.replaceAll('_', ' ')}
+          </option>
+        ))}
+      </select>
+      {error && (
+        <p class="field-error" id={`${id}-error`}>
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** The browser's IANA zones, with UTC and the current one even where the browser's list leaves them out. */
+function timeZones(current: string): string[] {
+  const known = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
+  return [...new Set(['UTC', current, ...known])].sort((a, b) => (a === 'UTC' ? -1 : b === 'UTC' ? 1 : a.localeCompare(b)));
+}
