@@ -1,0 +1,94 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { createAccount, type TestAccount } from './support/bluesky.js';
+import { checkAccessibility, hasFocus, launchBrowser, pageErrors, screenshot, signedInOwner, tabTo } from './support/browser.js';
+import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+
+/**
+ * Channels in a real browser, against the run's real PDS (test/support/pds.ts): a Bluesky account connected by
+ * keyboard alone (a wrong app password first, said in words), its connection checked, then disconnected.
+ */
+let service: TestService;
+let ws: Workspace;
+let browser: Browser;
+let page: Page;
+let account: TestAccount;
+
+beforeAll(async () => {
+  [service, browser, account] = await Promise.all([startTestService(), launchBrowser(), createAccount()]);
+  ws = await service.workspace({ workspaceName: 'Channels' });
+  ({ page } = await signedInOwner(browser, service, ws));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.stop();
+});
+
+test('a Bluesky account is connected against the PDS by keyboard alone; a wrong app password is said in words and loses nothing', async () => {
+  await page.goto('/channels');
+  await page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
+  await page.getByText('No channel yet').waitFor();
+  await screenshot(page, 'channels-empty');
+
+  await tabTo(page, 'Handle');
+  await page.keyboard.type(`@${account.handle}`);
+  await tabTo(page, 'App password');
+  await page.keyboard.type('aaaa-bbbb-cccc-dddd');
+  await tabTo(page, /^Server \(PDS\) URL/);
+  await page.keyboard.type(account.pdsUrl);
+  await tabTo(page, 'Connect Bluesky');
+  await page.keyboard.press('Enter');
+  await page.getByRole('alert').filter({ hasText: 'That handle and app password were not accepted' }).waitFor();
+  expect((await call(`${service.api}/integrations`, { key: ws.apiKey })).json).toHaveLength(0);
+  await checkAccessibility(page, 'the channels page after a refused connection');
+  // What was typed is still there: only the app password is corrected.
+  expect(await page.getByLabel('Handle').inputValue()).toBe(`@${account.handle}`);
+  expect(await page.getByLabel(/^Server \(PDS\) URL/).inputValue()).toBe(account.pdsUrl);
+  // The message has the focus; the field to fix is just before it.
+  await tabTo(page, 'App password', { backwards: true, maxTabs: 3 });
+  await page.keyboard.press('ControlOrMeta+A');
+  await page.keyboard.type(account.appPassword);
+  await page.keyboard.press('Enter');
+
+  await page.getByRole('status').filter({ hasText: 'is connected.' }).waitFor();
+  const channels = (await call(`${service.api}/integrations`, { key: ws.apiKey })).json;
+  expect(channels).toHaveLength(1);
+  expect(channels[0]).toMatchObject({ platform: 'BLUESKY', tokenStatus: 'VALID' });
+  const card = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: channels[0].name }) });
+  await card.getByText('Connected', { exact: true }).waitFor();
+  await card.getByText('Bluesky', { exact: true }).waitFor();
+  await screenshot(page, 'channels-connected');
+  await checkAccessibility(page, 'the channels page with a channel');
+  expect(pageErrors(page)).toEqual([]);
+});
+
+test('a channel’s connection is checked, then it is disconnected after a confirmation (keyboard only)', async () => {
+  await page.goto('/channels');
+  const [channel] = (await call(`${service.api}/integrations`, { key: ws.apiKey })).json;
+  await page.getByRole('heading', { name: channel.name, level: 3 }).waitFor();
+
+  await tabTo(page, `Check connection of ${channel.name}`);
+  await page.keyboard.press('Enter');
+  await page.getByRole('status').filter({ hasText: /^Checked .*: connected\.$/ }).waitFor();
+
+  const disconnect = page.getByRole('button', { name: `Disconnect ${channel.name}` });
+  await tabTo(page, disconnect);
+  await page.keyboard.press('Enter');
+  const dialog = page.getByRole('dialog', { name: `Disconnect ${channel.name}?` });
+  await dialog.waitFor();
+  await checkAccessibility(page, 'the disconnect confirmation');
+  await screenshot(page, 'channels-disconnect-dialog');
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'hidden' });
+  expect(await hasFocus(disconnect)).toBe(true);
+  await page.keyboard.press('Enter');
+  await dialog.waitFor();
+  await tabTo(page, 'Disconnect', { maxTabs: 3 });
+  await page.keyboard.press('Enter');
+  await dialog.waitFor({ state: 'hidden' });
+  await page.getByText('Not connected', { exact: true }).waitFor();
+  const after = (await call(`${service.api}/integrations`, { key: ws.apiKey })).json.find((item: { id: string }) => item.id === channel.id);
+  expect(after.tokenStatus).toBe('MISSING');
+  expect(pageErrors(page)).toEqual([]);
+});
