@@ -136,6 +136,25 @@ describe('sign-in', () => {
     expect((await new Browser().signIn(other.email)).status).toBe(200);
   });
 
+  it('marks the cookie Secure when the request came over HTTPS through a proxy TRUST_PROXY names, and only then', async () => {
+    const ws = await ownerWithPassword();
+    const body = { email: ws.email, password: PASSWORD };
+    const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': new URL(service.base).host };
+    // Not trusted: the header is anybody's to send, so it changes nothing (and the origin stays http://).
+    const untrusted = await call(`${service.base}/auth/login`, { method: 'POST', body, headers: forwarded });
+    expect(untrusted.headers.get('set-cookie')).not.toMatch(/Secure/);
+
+    const proxied = await startTestService({ databaseUrl: service.databaseUrl, trustProxy: 'loopback' });
+    try {
+      const origin = `https://${new URL(proxied.base).host}`;
+      const answer = await call(`${proxied.base}/auth/login`, { method: 'POST', body, headers: { ...forwarded, 'x-forwarded-host': new URL(proxied.base).host, origin } });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('set-cookie')).toMatch(/; HttpOnly; Secure; SameSite=Lax$/);
+    } finally {
+      await proxied.stop();
+    }
+  });
+
   it('refuses a sign-in posted from another site', async () => {
     const ws = await ownerWithPassword();
     const answer = await new Browser('http://evil.example').signIn(ws.email);
