@@ -16,6 +16,12 @@ CREATE TABLE sessions (
   expires_at timestamptz NOT NULL
 );
 CREATE INDEX sessions_member_idx ON sessions (organization_id, user_id);
+CREATE INDEX sessions_user_idx ON sessions (user_id);
+-- The sweep of ended sessions.
+CREATE INDEX sessions_expiry_idx ON sessions (expires_at);
+
+-- Signing in looks up a user's memberships.
+CREATE INDEX memberships_user_idx ON memberships (user_id);
 
 -- A one-time link: the first-run setup of a password (purpose 'setup') or an invitation to join (purpose 'invite').
 CREATE TABLE account_links (
@@ -34,12 +40,18 @@ CREATE TABLE account_links (
 );
 CREATE INDEX account_links_organization_idx ON account_links (organization_id, purpose, created_at);
 
--- Failed sign-ins, per account ('email:…') and per address ('address:…'), counted over a sliding window.
+-- Sign-in attempts not (yet) known to be right, per account and address pair, per address and per account, counted
+-- over a sliding window (src/sessions.ts). An attempt is written before its password is checked, so that a burst of
+-- concurrent attempts is counted whole; a right one deletes its own rows.
 CREATE TABLE sign_in_failures (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  attempt uuid NOT NULL,
   scope text NOT NULL,
   failed_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX sign_in_failures_scope_idx ON sign_in_failures (scope, failed_at);
+CREATE INDEX sign_in_failures_time_idx ON sign_in_failures (failed_at);
+CREATE INDEX sign_in_failures_attempt_idx ON sign_in_failures (attempt);
 
 -- Written by the usage recorder's flush, for the Developer API page.
 ALTER TABLE api_keys ADD COLUMN last_used_at timestamptz;

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Database, Sql } from './db/index.js';
 import type { Principal } from './registry/context.js';
 
@@ -19,14 +19,23 @@ const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 export type SessionPrincipal = Extract<Principal, { kind: 'session' }> & { csrfToken: string; expiresAt: Date };
 
-/** Starts a session (always a new id, so an id planted before sign-in is worth nothing after it). */
-export async function startSession(db: Sql, member: { userId: string; workspaceId: string }): Promise<{ token: string; expiresAt: Date }> {
+/**
+ * Starts a session (always a new id, so an id planted before sign-in is worth nothing after it), while the person is
+ * still a member of the workspace (the membership is locked until the session is written, so a removal cannot slip
+ * between); null when they are not.
+ */
+export async function startSession(db: Database, member: { userId: string; workspaceId: string }): Promise<{ token: string; expiresAt: Date } | null> {
   const token = newToken();
-  const [row] = await db<{ expiresAt: Date }[]>`
-    INSERT INTO sessions (token_hash, user_id, organization_id, csrf_token, expires_at)
-    VALUES (${hashOf(token)}, ${member.userId}, ${member.workspaceId}, ${newToken()}, now() + make_interval(days => ${ABSOLUTE_DAYS}))
-    RETURNING expires_at`;
-  return { token, expiresAt: row!.expiresAt };
+  return db.begin(async (tx) => {
+    const [membership] = await tx`
+      SELECT 1 FROM memberships WHERE organization_id = ${member.workspaceId} AND user_id = ${member.userId} FOR SHARE`;
+    if (!membership) return null;
+    const [row] = await tx<{ expiresAt: Date }[]>`
+      INSERT INTO sessions (token_hash, user_id, organization_id, csrf_token, expires_at)
+      VALUES (${hashOf(token)}, ${member.userId}, ${member.workspaceId}, ${newToken()}, now() + make_interval(days => ${ABSOLUTE_DAYS}))
+      RETURNING expires_at`;
+    return { token, expiresAt: row!.expiresAt };
+  });
 }
 
 /**
@@ -139,30 +148,50 @@ export async function firstRunSetupLink(db: Database, publicUrl: string): Promis
   });
 }
 
-// Sign-in throttling: failures are counted per account and per address over a sliding window.
+// Sign-in throttling, over a sliding window of 15 minutes: per account and address pair (a guesser is slowed where
+// they are, without locking the owner out from everywhere else), per address (one address trying many accounts), and
+// per account (many addresses trying one).
 
 const WINDOW_MINUTES = 15;
-export const MAX_FAILURES = { account: 10, address: 50 };
+export const SIGN_IN_LIMITS = { pair: 10, address: 50, account: 100 };
 
-/** Seconds until a sign-in may be tried again for this email or from this address, or 0 when it may now. */
-export async function signInWait(db: Sql, email: string, address: string): Promise<number> {
-  const rows = await db<{ scope: string; failures: number; wait: number }[]>`
-    SELECT scope, count(*)::int AS failures,
+const scopesOf = (email: string, address: string) => ({ pair: `pair:${email} ${address}`, address: `address:${address}`, account: `account:${email}` });
+
+/**
+ * Starts a sign-in attempt: it is counted at once, before the password is checked, so that a burst of concurrent
+ * attempts cannot all pass the check. Answers the attempt, or, when a limit is passed, the seconds until the oldest
+ * failure counted leaves the window (the refused attempt itself is not kept, so waiting is enough).
+ */
+export async function beginSignIn(db: Sql, email: string, address: string): Promise<{ attempt: string } | { wait: number }> {
+  const attempt = randomUUID();
+  const scopes = scopesOf(email, address);
+  await db`INSERT INTO sign_in_failures (attempt, scope) SELECT ${attempt}, unnest(${Object.values(scopes)}::text[])`;
+  const counted = await db<{ scope: string; attempts: number; wait: number }[]>`
+    SELECT scope, count(*)::int AS attempts,
       ceil(extract(epoch FROM min(failed_at) + make_interval(mins => ${WINDOW_MINUTES}) - now()))::int AS wait
     FROM sign_in_failures
-    WHERE scope IN (${'email:' + email}, ${'address:' + address}) AND failed_at > now() - make_interval(mins => ${WINDOW_MINUTES})
+    WHERE scope = ANY(${Object.values(scopes)}::text[]) AND failed_at > now() - make_interval(mins => ${WINDOW_MINUTES})
     GROUP BY scope`;
-  const limitOf = (scope: string) => (scope.startsWith('email:') ? MAX_FAILURES.account : MAX_FAILURES.address);
-  return Math.max(0, ...rows.filter((row) => row.failures >= limitOf(row.scope)).map((row) => row.wait));
+  const limitOf = (scope: string) => SIGN_IN_LIMITS[scope.slice(0, scope.indexOf(':')) as keyof typeof SIGN_IN_LIMITS];
+  const over = counted.filter((row) => row.attempts > limitOf(row.scope));
+  if (over.length === 0) return { attempt };
+  await db`DELETE FROM sign_in_failures WHERE attempt = ${attempt}`;
+  return { wait: Math.max(1, ...over.map((row) => row.wait)) };
 }
 
-export async function recordSignInFailure(db: Sql, email: string, address: string): Promise<void> {
-  await db`INSERT INTO sign_in_failures (scope) VALUES (${'email:' + email}), (${'address:' + address})`;
-  // Old rows serve no window; a failed sign-in is rare enough to carry the sweep.
+/**
+ * Ends an attempt: a right password takes back its own count and forgives the pair's earlier failures; a wrong one
+ * stays counted. Rows older than the window are swept meanwhile, and so are ended sessions.
+ */
+export async function endSignIn(db: Sql, attempt: string, { right }: { right: boolean }): Promise<void> {
+  if (right) {
+    await db`
+      DELETE FROM sign_in_failures WHERE attempt = ${attempt}
+        OR scope = (SELECT scope FROM sign_in_failures WHERE attempt = ${attempt} AND scope LIKE 'pair:%')`;
+    return;
+  }
   await db`DELETE FROM sign_in_failures WHERE failed_at < now() - make_interval(mins => ${WINDOW_MINUTES})`;
+  await db`DELETE FROM sessions WHERE expires_at < now() OR last_seen_at < now() - make_interval(hours => ${IDLE_HOURS})`;
 }
 
-/** A right password forgives the account's earlier failures (not the address's). */
-export async function clearSignInFailures(db: Sql, email: string): Promise<void> {
-  await db`DELETE FROM sign_in_failures WHERE scope = ${'email:' + email}`;
-}
+export const tooManyAttempts = (wait: number) => `Too many failed sign-ins; try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}`;

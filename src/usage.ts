@@ -45,19 +45,24 @@ export class UsageRecorder {
       const events = this.buffer;
       this.buffer = [];
       try {
-        // Six array parameters rather than six per row: one small statement to parse, whatever the batch size.
-        await this.db`
-          INSERT INTO usage_events (organization_id, api_key_id, surface, operation, status, created_at)
-          SELECT * FROM unnest(
-            ${events.map((e) => e.organizationId)}::uuid[], ${events.map((e) => e.apiKeyId)}::uuid[],
-            ${events.map((e) => e.surface)}::text[], ${events.map((e) => e.operation)}::text[],
-            ${events.map((e) => e.status)}::int[], ${events.map((e) => e.createdAt.toISOString())}::timestamptz[])`;
         // Each key's latest call, for the Developer API page: one row per key, however many calls it made.
         const lastUse = new Map(events.map((e) => [e.apiKeyId, e.createdAt.toISOString()]));
-        await this.db`
-          UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, used.at)
-          FROM unnest(${[...lastUse.keys()]}::uuid[], ${[...lastUse.values()]}::timestamptz[]) AS used (id, at)
-          WHERE k.id = used.id`;
+        await this.db.begin(async (tx) => {
+          // The keys' rows first, locked in id order (FOR NO KEY UPDATE, which the events' foreign keys do not wait
+          // for), so two processes' flushes cannot deadlock on them.
+          await tx`
+            UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, used.at)
+            FROM unnest(${[...lastUse.keys()]}::uuid[], ${[...lastUse.values()]}::timestamptz[]) AS used (id, at)
+            WHERE k.id = used.id
+              AND k.id IN (SELECT id FROM api_keys WHERE id = ANY(${[...lastUse.keys()]}::uuid[]) ORDER BY id FOR NO KEY UPDATE)`;
+          // Six array parameters rather than six per row: one small statement to parse, whatever the batch size.
+          await tx`
+            INSERT INTO usage_events (organization_id, api_key_id, surface, operation, status, created_at)
+            SELECT * FROM unnest(
+              ${events.map((e) => e.organizationId)}::uuid[], ${events.map((e) => e.apiKeyId)}::uuid[],
+              ${events.map((e) => e.surface)}::text[], ${events.map((e) => e.operation)}::text[],
+              ${events.map((e) => e.status)}::int[], ${events.map((e) => e.createdAt.toISOString())}::timestamptz[])`;
+        });
       } catch (error) {
         this.logger.error('usage events could not be written; they are dropped', { count: events.length, error });
       }

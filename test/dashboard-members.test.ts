@@ -88,6 +88,12 @@ test('the invited person accepts in a browser of their own (keyboard only), is s
   await member.getByText('Only the workspace\'s owner can invite and remove members.').waitFor();
   expect(await member.getByRole('button', { name: /^Remove/ }).count()).toBe(0);
   expect(await member.getByRole('button', { name: 'Invite' }).count()).toBe(0);
+  // Nor the workspace's settings: they are shown, and cannot be changed.
+  await member.goto('/settings/workspace');
+  await member.getByText('Only the workspace\'s owner can change these settings.').waitFor();
+  expect(await member.getByLabel('Workspace name').isDisabled()).toBe(true);
+  expect(await member.getByRole('button', { name: 'Save settings' }).isDisabled()).toBe(true);
+  await checkAccessibility(member, 'the settings page as a member');
 
   // The link was for one use.
   expect((await call(`${service.base}/auth/invitation?token=${new URL(invitation).searchParams.get('token')}`)).json.code).toBe('INVALID_LINK');

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccountLink, firstRunSetupLink, MAX_FAILURES } from '../src/sessions.js';
+import { createAccountLink, firstRunSetupLink, SIGN_IN_LIMITS } from '../src/sessions.js';
 import { admin } from './support/processes.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 
@@ -84,7 +84,7 @@ describe('first-run setup', () => {
       expect(await firstRunSetupLink(fresh.service.core.db, fresh.base)).toBeNull();
       // The password is stored as scrypt, never as given.
       const [user] = await fresh.service.core.db<{ passwordHash: string }[]>`SELECT password_hash FROM users WHERE id = ${ws.userId}`;
-      expect(user!.passwordHash).toMatch(/^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+      expect(user!.passwordHash).toMatch(/^scrypt\$32768\$8\$3\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
       expect(user!.passwordHash).not.toContain(PASSWORD);
     } finally {
       await fresh.stop();
@@ -114,26 +114,70 @@ describe('sign-in', () => {
     expect(await sql`SELECT 1 FROM sessions WHERE token_hash::text LIKE ${'%' + Buffer.from(id).toString('hex') + '%'}`).toHaveLength(0);
   });
 
-  it('limits failures per account, with the same answer for an email that does not exist, and Retry-After', async () => {
+  it('limits failures per account and address, answering an email that does not exist alike, with Retry-After', async () => {
     const ws = await ownerWithPassword();
     const attacker = new Browser();
-    for (let i = 0; i < MAX_FAILURES.account; i++) expect((await attacker.signIn(ws.email, `wrong ${i} password`)).status).toBe(401);
+    for (let i = 0; i < SIGN_IN_LIMITS.pair; i++) expect((await attacker.signIn(ws.email, `wrong ${i} password`)).status).toBe(401);
     const blocked = await attacker.signIn(ws.email);
     expect(blocked.status).toBe(429);
     expect(blocked.json).toEqual({ code: 'TOO_MANY_ATTEMPTS', message: 'Too many failed sign-ins; try again in 15 minutes' });
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(800);
 
-    for (let i = 0; i < MAX_FAILURES.account; i++) await attacker.signIn('ghost@example.org', `wrong ${i} password`);
+    for (let i = 0; i < SIGN_IN_LIMITS.pair; i++) await attacker.signIn('ghost@example.org', `wrong ${i} password`);
     expect((await attacker.signIn('ghost@example.org')).json).toEqual(blocked.json);
 
     // Per address too: many accounts tried from one address.
-    const [failures] = await sql<{ count: number }[]>`SELECT count(*)::int AS count FROM sign_in_failures WHERE scope LIKE 'address:%'`;
-    expect(failures!.count).toBeGreaterThanOrEqual(2 * MAX_FAILURES.account);
-    await sql`INSERT INTO sign_in_failures (scope) SELECT 'address:' || ${'127.0.0.1'} FROM generate_series(1, ${MAX_FAILURES.address})`;
+    await sql`INSERT INTO sign_in_failures (attempt, scope) SELECT gen_random_uuid(), 'address:127.0.0.1' FROM generate_series(1, ${SIGN_IN_LIMITS.address})`;
     const other = await ownerWithPassword();
     expect((await new Browser().signIn(other.email)).status).toBe(429);
     await sql`DELETE FROM sign_in_failures`;
     expect((await new Browser().signIn(other.email)).status).toBe(200);
+  });
+
+  it('counts a burst of concurrent guesses whole', async () => {
+    const ws = await ownerWithPassword();
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => new Browser().signIn(ws.email, `concurrent guess ${i}`)));
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(SIGN_IN_LIMITS.pair);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(30 - SIGN_IN_LIMITS.pair);
+    await sql`DELETE FROM sign_in_failures`;
+  });
+
+  it('slows a guesser where they are without locking the owner out from elsewhere (behind a trusted proxy)', async () => {
+    const ws = await ownerWithPassword();
+    const proxied = await startTestService({ databaseUrl: service.databaseUrl, trustProxy: 'loopback' });
+    try {
+      const from = (address: string, password: string) =>
+        call(`${proxied.base}/auth/login`, { method: 'POST', body: { email: ws.email, password }, headers: { 'x-forwarded-for': address } });
+      for (let i = 0; i < SIGN_IN_LIMITS.pair; i++) expect((await from('203.0.113.9', `wrong ${i} password`)).status).toBe(401);
+      expect((await from('203.0.113.9', PASSWORD)).status).toBe(429);
+      expect((await from('198.51.100.7', PASSWORD)).status).toBe(200);
+      const scopes = await sql<{ scope: string }[]>`SELECT DISTINCT scope FROM sign_in_failures ORDER BY scope`;
+      expect(scopes.map((row) => row.scope)).toEqual([`account:${ws.email}`, 'address:203.0.113.9', `pair:${ws.email} 203.0.113.9`]);
+    } finally {
+      await proxied.stop();
+      await sql`DELETE FROM sign_in_failures`;
+    }
+  });
+
+  it('answers an email no account can have (a NUL, too long) as a wrong password, without an error', async () => {
+    for (const email of ['a\u0000b@example.org', `${'x'.repeat(6000)}@example.org`, 'not an email']) {
+      const answer = await new Browser().signIn(email);
+      expect(answer).toMatchObject({ status: 401, json: { code: 'INVALID_CREDENTIALS' } });
+    }
+  });
+
+  it('ends the session the browser had when it signs in again', async () => {
+    const ws = await ownerWithPassword();
+    const browser = new Browser();
+    await browser.signIn(ws.email);
+    const first = browser.cookie;
+    await browser.signIn(ws.email);
+    expect(browser.cookie).not.toBe(first);
+    const old = new Browser();
+    old.cookie = first;
+    expect((await old.request('/api/v1/tags')).status).toBe(401);
+    expect((await browser.request('/api/v1/tags')).status).toBe(200);
   });
 
   it('marks the cookie Secure when the request came over HTTPS through a proxy TRUST_PROXY names, and only then', async () => {
@@ -321,6 +365,76 @@ describe('invitations', () => {
     );
     const joined = await them.request('/auth/invitation', { method: 'POST', body: { token, name: 'X', password: PASSWORD } });
     expect(joined.json).toMatchObject({ user: { id: other.userId, name: 'Owner' }, workspace: { id: ws.workspaceId }, role: 'member' });
+  });
+});
+
+describe('invitations cannot take over an account', () => {
+  it('refuses to claim an account that has no password yet (made by add-member, or another workspace\'s owner)', async () => {
+    const victim = await service.workspace({ ownerEmail: `victim-${Date.now()}@example.org` });
+    const ws = await ownerWithPassword();
+    const owner = new Browser();
+    await owner.signIn(ws.email);
+    const [victimOwner] = await sql<{ email: string; name: string }[]>`SELECT email, name FROM users WHERE id = ${victim.userId}`;
+    const invite = (await owner.request('/api/v1/invitations', { method: 'POST', body: { email: victimOwner!.email } })).json;
+    const token = new URL(invite.url).searchParams.get('token');
+    const claim = await call(`${service.base}/auth/invitation`, { method: 'POST', body: { token, name: 'pwned', password: 'attacker chosen password' } });
+    expect(claim).toMatchObject({ status: 400, json: { code: 'INVALID_LINK', message: expect.stringContaining('set-password') } });
+    const [after] = await sql<{ passwordHash: string | null; name: string }[]>`SELECT password_hash, name FROM users WHERE id = ${victim.userId}`;
+    expect(after).toEqual({ passwordHash: null, name: victimOwner!.name });
+    expect(await sql`SELECT 1 FROM memberships WHERE user_id = ${victim.userId} AND organization_id = ${ws.workspaceId}`).toHaveLength(0);
+  });
+
+  it('checks an existing account\'s password under the sign-in limits', async () => {
+    const other = await ownerWithPassword();
+    const ws = await ownerWithPassword();
+    const owner = new Browser();
+    await owner.signIn(ws.email);
+    const invite = (await owner.request('/api/v1/invitations', { method: 'POST', body: { email: other.email } })).json;
+    const token = new URL(invite.url).searchParams.get('token');
+    const guess = (password: string) => call(`${service.base}/auth/invitation`, { method: 'POST', body: { token, password } });
+    for (let i = 0; i < SIGN_IN_LIMITS.pair; i++) expect((await guess(`guess number ${i}`)).status).toBe(401);
+    expect((await guess(PASSWORD)).json.code).toBe('TOO_MANY_ATTEMPTS');
+    await sql`DELETE FROM sign_in_failures`;
+  });
+});
+
+describe('what a member may do', () => {
+  it('revokes their own keys only, may not change the workspace, and a removed member\'s open invitations go with them', async () => {
+    const ws = await ownerWithPassword();
+    const owner = new Browser();
+    await owner.signIn(ws.email);
+    const email = `kim-${Date.now()}@example.org`;
+    const first = (await owner.request('/api/v1/invitations', { method: 'POST', body: { email } })).json;
+    const second = (await owner.request('/api/v1/invitations', { method: 'POST', body: { email } })).json;
+    const member = new Browser();
+    await member.request('/auth/invitation', { method: 'POST', body: { token: new URL(first.url).searchParams.get('token'), name: 'Kim', password: PASSWORD } });
+    // Accepting one spends the other.
+    expect((await call(`${service.base}/auth/invitation?token=${new URL(second.url).searchParams.get('token')}`)).json.code).toBe('INVALID_LINK');
+
+    const [ownerKey] = await sql<{ id: string }[]>`SELECT id FROM api_keys WHERE user_id = ${ws.userId}`;
+    const refused = await member.request(`/api/v1/api-keys/${ownerKey!.id}`, { method: 'DELETE' });
+    expect(refused).toMatchObject({ status: 403, json: { code: 'FORBIDDEN', message: 'Only the owner of this workspace may revoke another member\'s key' } });
+    expect((await call(`${service.api}/users/me`, { key: ws.apiKey })).status).toBe(200);
+    const own = (await member.request('/api/v1/api-keys', { method: 'POST', body: { name: 'mine' } })).json;
+    expect((await member.request(`/api/v1/api-keys/${own.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await member.request('/api/v1/workspace/settings', { method: 'PATCH', body: { name: 'Renamed' } })).json.code).toBe('FORBIDDEN');
+
+    const third = (await owner.request('/api/v1/invitations', { method: 'POST', body: { email: 'someone-else@example.org' } })).json;
+    const kimId = (await member.request('/auth/session')).json.user.id;
+    const again = (await sql<{ id: string }[]>`
+      INSERT INTO account_links (purpose, token_hash, organization_id, email, expires_at)
+      VALUES ('invite', sha256(gen_random_uuid()::text::bytea), ${ws.workspaceId}, ${email}, now() + interval '1 day') RETURNING id`)[0]!;
+    expect((await owner.request(`/api/v1/members/${kimId}`, { method: 'DELETE' })).status).toBe(200);
+    const open = (await owner.request('/api/v1/invitations')).json.items.map((i: { id: string }) => i.id);
+    expect(open).toContain(third.id);
+    expect(open).not.toContain(again.id);
+  });
+
+  it('add-member creates new people only: an existing account is invited instead, and its name not shown', async () => {
+    const other = await ownerWithPassword();
+    const ws = await service.workspace();
+    await expect(ws.admin('addMember', { email: other.email })).rejects.toThrow(/has an account already: invite them/);
+    expect(await ws.admin('addMember', { email: `new-${Date.now()}@example.org`, name: 'New' })).toMatchObject({ role: 'member', user: { name: 'New' } });
   });
 });
 

@@ -8,14 +8,21 @@ export default defineOperation({
   method: 'DELETE',
   path: '/api-keys/{id}',
   summary: 'Revoke an API key of the workspace',
-  description: 'Takes effect on the very next request. Revoking a revoked key succeeds and changes nothing.',
+  description:
+    'Takes effect on the very next request. A member revokes their own keys; the owner revokes any (FORBIDDEN otherwise). ' +
+    'Revoking a revoked key succeeds and changes nothing.',
   input: { path: z.object({ id: uuid }) },
   output: success,
-  errors: ['NOT_FOUND'],
+  errors: ['NOT_FOUND', 'FORBIDDEN'],
   async handler({ id }, { db, auth, fail }) {
-    const [key] = await db`
-      UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-      WHERE id = ${id} AND organization_id = ${auth.workspaceId} RETURNING id`;
-    return key ? { success: true } : fail('NOT_FOUND', NOT_FOUND_MESSAGE);
+    const [key] = await db<{ mayRevoke: boolean }[]>`
+      SELECT k.user_id = ${auth.userId} OR EXISTS (
+        SELECT 1 FROM memberships m WHERE m.organization_id = k.organization_id AND m.user_id = ${auth.userId} AND m.role = 'owner'
+      ) AS may_revoke
+      FROM api_keys k WHERE k.id = ${id} AND k.organization_id = ${auth.workspaceId}`;
+    if (!key) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
+    if (!key.mayRevoke) return fail('FORBIDDEN', 'Only the owner of this workspace may revoke another member\'s key');
+    await db`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}`;
+    return { success: true };
   },
 });

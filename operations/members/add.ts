@@ -9,7 +9,10 @@ export default defineOperation({
   ownerOnly: true,
   path: '/members',
   summary: 'Add a person to the workspace as a member',
-  description: 'The user is found by email, or created with that email and name.',
+  description:
+    'A new person: the user is created with that email and name, without a password (they get one through `set-password`, ' +
+    'or join by an invitation instead: `POST /invitations`, which the dashboard uses). An email that already has an account is ' +
+    'refused (CONFLICT): people with an account join by invitation, so that nobody is added, nor their name shown, without them.',
   input: {
     body: z.strictObject({
       email: z.email().transform((email) => email.toLowerCase()),
@@ -23,13 +26,12 @@ export default defineOperation({
     return db.begin(async (tx) => {
       const [user] = await tx<{ id: string; name: string; email: string }[]>`
         INSERT INTO users (name, email, default_organization_id) VALUES (${name ?? email.split('@')[0]!}, ${email}, ${auth.workspaceId})
-        ON CONFLICT (email) DO UPDATE SET email = excluded.email
+        ON CONFLICT (email) DO NOTHING
         RETURNING id, name, email`;
+      if (!user) return fail('CONFLICT', `${email} has an account already: invite them (POST /invitations), and they join with their own password`);
       const [membership] = await tx<{ createdAt: Date }[]>`
-        INSERT INTO memberships (organization_id, user_id, role) VALUES (${auth.workspaceId}, ${user!.id}, 'member')
-        ON CONFLICT DO NOTHING RETURNING created_at`;
-      if (!membership) return fail('CONFLICT', `${email} is already a member of this workspace`);
-      return { userId: user!.id, role: 'member' as const, createdAt: iso(membership.createdAt), user: user! };
+        INSERT INTO memberships (organization_id, user_id, role) VALUES (${auth.workspaceId}, ${user.id}, 'member') RETURNING created_at`;
+      return { userId: user.id, role: 'member' as const, createdAt: iso(membership!.createdAt), user };
     });
   },
 });

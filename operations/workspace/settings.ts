@@ -53,13 +53,14 @@ export const toSettings = (row: SettingsRow): z.input<typeof Settings> => ({
 export default defineOperation({
   id: 'updateWorkspaceSettings',
   method: 'PATCH',
+  ownerOnly: true,
   path: '/workspace/settings',
   summary: 'Set the workspace\'s name, time zone, posting windows and default languages',
   description:
     'The workspace\'s name; the time zone (IANA; UTC until set) in which NEXT_WINDOW reads the posting windows and the calendar reads dates, the ' +
     'posting windows themselves: groups of ISO weekdays and local HH:MM times (by default Monday to Friday at 09:00, 12:00 and 17:00), ' +
     'and the default languages of Bluesky posts (none until set). Any may be left out. Answers the settings as they now are. ' +
-    'Internal (dashboard, admin command).',
+    'The owner\'s to change. Internal (dashboard, admin command).',
   input: {
     body: z.strictObject({
       name: text.trim().min(1).max(100).optional().meta({ description: 'The workspace\'s name, as members see it.' }),

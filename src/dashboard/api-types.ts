@@ -155,7 +155,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key of the workspace
-         * @description Takes effect on the very next request. Revoking a revoked key succeeds and changes nothing.
+         * @description Takes effect on the very next request. A member revokes their own keys; the owner revokes any (FORBIDDEN otherwise). Revoking a revoked key succeeds and changes nothing.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -178,7 +178,7 @@ export interface paths {
         put?: never;
         /**
          * Add a person to the workspace as a member
-         * @description The user is found by email, or created with that email and name.
+         * @description A new person: the user is created with that email and name, without a password (they get one through `set-password`, or join by an invitation instead: `POST /invitations`, which the dashboard uses). An email that already has an account is refused (CONFLICT): people with an account join by invitation, so that nobody is added, nor their name shown, without them.
          */
         post: operations["addMember"];
         delete?: never;
@@ -199,7 +199,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a member from the workspace
-         * @description Revokes, in the same transaction, every API key the member holds for this workspace and ends their dashboard sessions in it, both from the very next request. The owner cannot be removed.
+         * @description Revokes, in the same transaction, every API key the member holds for this workspace, ends their dashboard sessions in it and withdraws any invitation of theirs still open, both from the very next request. The owner cannot be removed.
          */
         delete: operations["removeMember"];
         options?: never;
@@ -587,7 +587,7 @@ export interface paths {
         head?: never;
         /**
          * Set the workspace's name, time zone, posting windows and default languages
-         * @description The workspace's name; the time zone (IANA; UTC until set) in which NEXT_WINDOW reads the posting windows and the calendar reads dates, the posting windows themselves: groups of ISO weekdays and local HH:MM times (by default Monday to Friday at 09:00, 12:00 and 17:00), and the default languages of Bluesky posts (none until set). Any may be left out. Answers the settings as they now are. Internal (dashboard, admin command).
+         * @description The workspace's name; the time zone (IANA; UTC until set) in which NEXT_WINDOW reads the posting windows and the calendar reads dates, the posting windows themselves: groups of ISO weekdays and local HH:MM times (by default Monday to Friday at 09:00, 12:00 and 17:00), and the default languages of Bluesky posts (none until set). Any may be left out. Answers the settings as they now are. The owner's to change. Internal (dashboard, admin command).
          */
         patch: operations["updateWorkspaceSettings"];
         trace?: never;
@@ -2634,7 +2634,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            /** @description `FORBIDDEN`: Only the workspace's owner may do this (managing members); the message says what. `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
             403: {
                 headers: {
                     /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
@@ -2646,7 +2646,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        code: "CSRF_REJECTED";
+                        code: "FORBIDDEN" | "CSRF_REJECTED";
                         message: string;
                     };
                 };
@@ -6970,7 +6970,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            /** @description `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. `FORBIDDEN`: Only the workspace's owner may do this (managing members); the message says what. */
             403: {
                 headers: {
                     /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
@@ -6982,7 +6982,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        code: "CSRF_REJECTED";
+                        code: "CSRF_REJECTED" | "FORBIDDEN";
                         message: string;
                     };
                 };

@@ -36,7 +36,9 @@ export function useLocation(): URL {
 
 /** A path of this site to go back to after signing in; anything else (another origin, `//host`) is ignored. */
 export function safeNext(next: string | null): string {
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/channels';
+  // Resolved as the browser would (which drops tabs and newlines, so `/\t/evil.example` is another host).
+  const url = next?.startsWith('/') ? new URL(next, location.origin) : undefined;
+  return url && url.origin === location.origin ? url.pathname + url.search + url.hash : '/channels';
 }
 
 interface LinkProps {

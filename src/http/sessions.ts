@@ -4,15 +4,15 @@ import type { Database } from '../db/index.js';
 import { hashPassword, passwordProblem, verifyPassword } from '../passwords.js';
 import { statusOf, type ErrorCode } from '../registry/errors.js';
 import {
-  clearSignInFailures,
+  beginSignIn,
   csrfTokenMatches,
   endSession,
+  endSignIn,
   readAccountLink,
   readSession,
-  recordSignInFailure,
   SESSION_COOKIE,
-  signInWait,
   startSession,
+  tooManyAttempts,
   useAccountLink,
   type SessionPrincipal,
 } from '../sessions.js';
@@ -75,11 +75,35 @@ export function sessionRoutes({ db, publicUrl }: { db: Database; publicUrl: () =
     });
   };
 
-  /** Signs a member in: a new session (never one the browser brought), its cookie, and the session's description. */
+  const cookieOptions = (req: Request) =>
+    // Secure over HTTPS: as the request came (through a proxy TRUST_PROXY names), or as PUBLIC_URL says it is served.
+    ({ httpOnly: true, sameSite: 'lax', path: '/', secure: req.secure || new URL(publicUrl()).protocol === 'https:' }) as const;
+
+  /**
+   * Signs a member in: a new session (never one the browser brought; the one it had ends), its cookie, and the
+   * session's description. Null when the person is no longer a member (removed meanwhile).
+   */
   const signIn = async (req: Request, res: Response, member: { userId: string; workspaceId: string }) => {
-    const { token } = await startSession(db, member);
-    res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure: req.secure, path: '/' });
-    await describe(res, (await readSession(db, token))!);
+    const previous = await sessionOf(db, req);
+    if (previous) await endSession(db, previous.sessionId);
+    const started = await startSession(db, member);
+    const session = started && (await readSession(db, started.token));
+    if (!started || !session) return void fail(res, 'INVALID_CREDENTIALS', 'The email or password is not right');
+    res.cookie(SESSION_COOKIE, started.token, cookieOptions(req));
+    await describe(res, session);
+  };
+
+  /** Checks a password under the sign-in limits (src/sessions.ts), whatever asks for it: sign-in, or an invitation. */
+  const throttled = async (res: Response, email: string, address: string, check: () => Promise<boolean>): Promise<boolean | undefined> => {
+    const begun = await beginSignIn(db, email, address);
+    if ('wait' in begun) {
+      res.set('retry-after', String(begun.wait));
+      fail(res, 'TOO_MANY_ATTEMPTS', tooManyAttempts(begun.wait));
+      return undefined;
+    }
+    const right = await check();
+    await endSignIn(db, begun.attempt, { right });
+    return right;
   };
 
   router.get('/auth/session', async (req, res) => {
@@ -89,27 +113,22 @@ export function sessionRoutes({ db, publicUrl }: { db: Database; publicUrl: () =
   });
 
   router.post('/auth/login', async (req, res) => {
-    const { email, password } = fields(req, ['email', 'password']);
-    const address = req.ip ?? 'unknown';
-    const wait = await signInWait(db, email.toLowerCase(), address);
-    if (wait > 0) {
-      res.set('retry-after', String(wait));
-      return void fail(res, 'TOO_MANY_ATTEMPTS', `Too many failed sign-ins; try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}`);
-    }
+    const fieldsSent = fields(req, ['email', 'password']);
+    const email = fieldsSent.email.trim().toLowerCase();
+    // No account can have such an email, so refusing it at once tells nothing (and keeps it out of the database).
+    if (emailProblem(email, false)) return void fail(res, 'INVALID_CREDENTIALS', 'The email or password is not right');
     // The workspace signed in to: the member's default one if still a member there, else their oldest membership.
     const [user] = await db<{ id: string; passwordHash: string | null; workspaceId: string | null }[]>`
       SELECT u.id, u.password_hash,
         (SELECT m.organization_id FROM memberships m WHERE m.user_id = u.id
          ORDER BY m.organization_id = u.default_organization_id DESC, m.created_at LIMIT 1) AS workspace_id
-      FROM users u WHERE u.email = ${email.toLowerCase()}`;
+      FROM users u WHERE u.email = ${email}`;
     // Checked whether or not the account exists, so the time taken does not tell.
-    const right = await verifyPassword(password, user?.passwordHash ?? null);
-    if (!right || !user?.workspaceId) {
-      await recordSignInFailure(db, email.toLowerCase(), address);
-      return void fail(res, 'INVALID_CREDENTIALS', 'The email or password is not right');
-    }
-    await clearSignInFailures(db, email.toLowerCase());
-    await signIn(req, res, { userId: user.id, workspaceId: user.workspaceId });
+    const right = await throttled(res, email, req.ip ?? 'unknown', async () =>
+      (await verifyPassword(fieldsSent.password, user?.passwordHash ?? null)) && Boolean(user?.workspaceId));
+    if (right === undefined) return;
+    if (!right) return void fail(res, 'INVALID_CREDENTIALS', 'The email or password is not right');
+    await signIn(req, res, { userId: user!.id, workspaceId: user!.workspaceId! });
   });
 
   router.post('/auth/logout', async (req, res) => {
@@ -119,7 +138,7 @@ export function sessionRoutes({ db, publicUrl }: { db: Database; publicUrl: () =
       if (refusal) return void fail(res, 'CSRF_REJECTED', refusal);
       await endSession(db, session.sessionId);
     }
-    res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure: req.secure, path: '/' });
+    res.clearCookie(SESSION_COOKIE, cookieOptions(req));
     res.status(204).end();
   });
 
@@ -132,6 +151,8 @@ export function sessionRoutes({ db, publicUrl }: { db: Database; publicUrl: () =
 
   router.post('/auth/setup', async (req, res) => {
     const { token, password, name, email } = fields(req, ['token', 'password', 'name', 'email']);
+    // The link first: hashing (32 MiB, tens of milliseconds) is not for whoever posts any token.
+    if (!(await readAccountLink(db, 'setup', token))) return void fail(res, 'INVALID_LINK', LINK_GONE);
     const problem = fieldProblems({ name: nameProblem(name, true), email: emailProblem(email, true), password: passwordProblem(password) });
     if (problem) return void fail(res, 'VALIDATION_ERROR', problem);
     const hash = await hashPassword(password);
@@ -157,15 +178,22 @@ export function sessionRoutes({ db, publicUrl }: { db: Database; publicUrl: () =
     res.json({ email: link.email, workspaceName: link.workspaceName, invitedBy: link.createdBy?.name ?? null, hasPassword: Boolean(user?.passwordHash) });
   });
 
+  /**
+   * Joining by invitation. The link is handed over by the inviter, not mailed, so it proves nothing about the email:
+   * a new person chooses a password; somebody with an account proves it is them with theirs (under the sign-in
+   * limits); an account without a password yet (made by add-member) cannot be claimed by a link at all.
+   */
   router.post('/auth/invitation', async (req, res) => {
     const { token, password, name } = fields(req, ['token', 'password', 'name']);
     const link = await readAccountLink(db, 'invite', token);
     if (!link) return void fail(res, 'INVALID_LINK', LINK_GONE);
-    const [existing] = await db<{ id: string; passwordHash: string | null }[]>`SELECT id, password_hash FROM users WHERE email = ${link.email}`;
-    // Somebody who already has a password proves it is them; a new person chooses one.
+    const [existing] = await db<{ passwordHash: string | null }[]>`SELECT password_hash FROM users WHERE email = ${link.email}`;
+    if (existing && !existing.passwordHash) return void fail(res, 'INVALID_LINK', NO_PASSWORD_YET);
     let hash: string | null = null;
-    if (existing?.passwordHash) {
-      if (!(await verifyPassword(password, existing.passwordHash))) return void fail(res, 'INVALID_CREDENTIALS', 'password: is not the password of this account');
+    if (existing) {
+      const right = await throttled(res, link.email, req.ip ?? 'unknown', () => verifyPassword(password, existing.passwordHash));
+      if (right === undefined) return;
+      if (!right) return void fail(res, 'INVALID_CREDENTIALS', 'password: is not the password of this account');
     } else {
       const problem = fieldProblems({ name: nameProblem(name, false), password: passwordProblem(password) });
       if (problem) return void fail(res, 'VALIDATION_ERROR', problem);
@@ -173,19 +201,25 @@ export function sessionRoutes({ db, publicUrl }: { db: Database; publicUrl: () =
     }
     const member = await db.begin(async (tx) => {
       const claimed = await readAccountLink(tx, 'invite', token, { lock: true });
-      if (!claimed) return null;
-      const [user] = await tx<{ id: string }[]>`
-        INSERT INTO users (name, email, password_hash, default_organization_id) VALUES (${name.trim()}, ${claimed.email}, ${hash}, ${claimed.workspaceId})
-        ON CONFLICT (email) DO UPDATE SET
-          password_hash = coalesce(users.password_hash, excluded.password_hash),
-          name = CASE WHEN users.password_hash IS NULL THEN excluded.name ELSE users.name END,
-          default_organization_id = coalesce(users.default_organization_id, excluded.default_organization_id), updated_at = now()
-        RETURNING id`;
-      await tx`INSERT INTO memberships (organization_id, user_id, role) VALUES (${claimed.workspaceId}, ${user!.id}, 'member') ON CONFLICT DO NOTHING`;
-      await useAccountLink(tx, claimed.id);
-      return { userId: user!.id, workspaceId: claimed.workspaceId };
+      if (!claimed) return LINK_GONE;
+      // Read again under a lock: the account must be as it was when the password was checked (or still not exist).
+      const [user] = await tx<{ id: string; passwordHash: string | null }[]>`SELECT id, password_hash FROM users WHERE email = ${claimed.email} FOR UPDATE`;
+      if (user && !user.passwordHash) return NO_PASSWORD_YET;
+      // The account appeared, or went, since the password was checked or chosen.
+      if (Boolean(user) !== (hash === null)) return 'The account changed meanwhile; open the link again.';
+      const userId =
+        user?.id ??
+        (await tx<{ id: string }[]>`
+          INSERT INTO users (name, email, password_hash, default_organization_id) VALUES (${name.trim()}, ${claimed.email}, ${hash}, ${claimed.workspaceId})
+          ON CONFLICT (email) DO NOTHING RETURNING id`)[0]?.id;
+      if (!userId) return LINK_GONE;
+      await tx`INSERT INTO memberships (organization_id, user_id, role) VALUES (${claimed.workspaceId}, ${userId}, 'member') ON CONFLICT DO NOTHING`;
+      // This link and any other open invitation of the same person to the same workspace are spent.
+      await tx`UPDATE account_links SET used_at = now()
+        WHERE purpose = 'invite' AND organization_id = ${claimed.workspaceId} AND email = ${claimed.email} AND used_at IS NULL AND revoked_at IS NULL`;
+      return { userId, workspaceId: claimed.workspaceId };
     });
-    if (!member) return void fail(res, 'INVALID_LINK', LINK_GONE);
+    if (typeof member === 'string') return void fail(res, 'INVALID_LINK', member);
     await signIn(req, res, member);
   });
 
@@ -193,6 +227,9 @@ export function sessionRoutes({ db, publicUrl }: { db: Database; publicUrl: () =
 }
 
 const LINK_GONE = 'This link is not valid: it may have been used already, withdrawn, or have expired. Ask for a new one.';
+const NO_PASSWORD_YET =
+  'This email has an account without a password yet, which a link cannot claim: its password is set from a shell ' +
+  '(npm run admin -- set-password), after which this link asks for it.';
 
 function fail(res: Response, code: ErrorCode, message: string) {
   res.status(statusOf(code)).json({ code, message });
@@ -217,5 +254,5 @@ function nameProblem(name: string, optional: boolean): string | null {
 
 function emailProblem(email: string, optional: boolean): string | null {
   if (optional && email === '') return null;
-  return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) && email.length <= 254 ? null : 'must be an email address';
+  return /^[^\s@\0]+@[^\s@\0]+\.[^\s@\0]+$/.test(email) && email.length <= 254 ? null : 'must be an email address';
 }

@@ -15,11 +15,13 @@ export function WorkspacePage({ session, updateSession }: PageProps) {
   const workspace = useLoad(() => call(api.GET('/workspace')));
   return (
     <Page title="Workspace settings">
+      {session.role !== 'owner' && <p>Only the workspace's owner can change these settings.</p>}
       <ErrorMessage message={workspace.error?.message} />
       {!workspace.data && !workspace.error && <Loading what="the settings" />}
       {workspace.data && (
         <SettingsForm
           workspace={workspace.data}
+          readOnly={session.role !== 'owner'}
           onSaved={(name) => updateSession({ ...session, workspace: { ...session.workspace, name } })}
         />
       )}
@@ -27,7 +29,7 @@ export function WorkspacePage({ session, updateSession }: PageProps) {
   );
 }
 
-function SettingsForm({ workspace, onSaved }: { workspace: Workspace; onSaved: (name: string) => void }) {
+function SettingsForm({ workspace, readOnly, onSaved }: { workspace: Workspace; readOnly: boolean; onSaved: (name: string) => void }) {
   const form = useRef<HTMLFormElement>(null);
   const [name, setName] = useState(workspace.name);
   const [timeZone, setTimeZone] = useState(workspace.timeZone);
@@ -60,20 +62,23 @@ function SettingsForm({ workspace, onSaved }: { workspace: Workspace; onSaved: (
 
   return (
     <form ref={form} onSubmit={submit} aria-busy={save.busy ? 'true' : undefined}>
-      <Field label="Workspace name" name="name" value={name} onInput={setName} required error={errorFor(save.error, 'name')} />
-      <TimeZoneSelect value={timeZone} zones={zones} onChange={setTimeZone} error={errorFor(save.error, 'timeZone')} />
-      <PostingWindowsEditor windows={windows} onChange={setWindows} error={errorFor(save.error, 'postingWindows')} />
-      <Field
-        label="Default languages of Bluesky posts"
-        name="languages"
-        value={languages}
-        onInput={setLanguages}
-        placeholder="en, fr"
-        hint="Up to 3 language tags, separated by commas (en, fr, pt-BR). Leave empty to let Postwise detect each post's language."
-        error={errorFor(save.error, 'languages')}
-      />
-      <ErrorMessage message={formError(save.error, FIELDS)} />
-      <SubmitButton busy={save.busy}>Save settings</SubmitButton>
+      {/* A member sees the settings; a disabled fieldset keeps every control from changing them. */}
+      <fieldset class="bare" disabled={readOnly}>
+        <Field label="Workspace name" name="name" value={name} onInput={setName} required error={errorFor(save.error, 'name')} />
+        <TimeZoneSelect value={timeZone} zones={zones} onChange={setTimeZone} error={errorFor(save.error, 'timeZone')} />
+        <PostingWindowsEditor windows={windows} onChange={setWindows} error={errorFor(save.error, 'postingWindows')} />
+        <Field
+          label="Default languages of Bluesky posts"
+          name="languages"
+          value={languages}
+          onInput={setLanguages}
+          placeholder="en, fr"
+          hint="Up to 3 language tags, separated by commas (en, fr, pt-BR). Leave empty to let Postwise detect each post's language."
+          error={errorFor(save.error, 'languages')}
+        />
+        <ErrorMessage message={formError(save.error, FIELDS)} />
+        <SubmitButton busy={save.busy}>Save settings</SubmitButton>
+      </fieldset>
       <p role="status" class="success">
         {saved}
       </p>
