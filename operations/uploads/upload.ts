@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
+import { MAX_UPLOAD_BYTES as SHARED_MAX_UPLOAD_BYTES } from '../../src/platforms/rules.js';
 import { uuid } from '../../src/registry/fields.js';
 import type { Storage } from '../../src/storage/index.js';
 import { enqueueVariants } from '../../src/worker/jobs.js';
@@ -15,8 +16,8 @@ export const SCENARIOS = ['post_attachments'] as const;
 export const IMAGE_TYPES = { 'image/jpeg': 'jpeg', 'image/png': 'png', 'image/webp': 'webp', 'image/gif': 'gif' } as const;
 export type ImageType = keyof typeof IMAGE_TYPES;
 
-/** 20 MiB: well above what any platform takes (the variants are made to fit), small enough to hash in memory. */
-export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
+/** 20 MiB (src/platforms/rules.ts, which the dashboard's composer checks files against before initiating). */
+export const MAX_UPLOAD_BYTES = SHARED_MAX_UPLOAD_BYTES;
 
 export const scenarioId = z.enum(SCENARIOS).meta({ description: '`post_attachments`: media to attach to posts (rows[].media).' });
 

@@ -3,6 +3,7 @@ import type { AtpSessionData, CredentialSession, XRPCError } from '@atproto/api'
 import { TID } from '@atproto/common-web';
 import type { PlatformRules } from './index.js';
 import { postLanguages } from './languages.js';
+import { BLUESKY_MAX_IMAGE_BYTES, blueskyRules } from './rules.js';
 import {
   PlatformError,
   type Connection,
@@ -13,15 +14,10 @@ import {
   type PublishingAccount,
 } from './publishing.js';
 
-const MAX_GRAPHEMES = 300;
-// The AT Protocol lexicon of app.bsky.feed.post also caps the text at 3000 bytes of UTF-8.
-const MAX_BYTES = 3000;
 const POST = 'app.bsky.feed.post';
 const MENTION = 'app.bsky.richtext.facet#mention';
-// app.bsky.embed.images: at most 4 images, each blob at most 1,000,000 bytes; the app caps alt text at 2000 graphemes.
-const MAX_IMAGES = 4;
-export const MAX_IMAGE_BYTES = 1_000_000;
-const MAX_ALT_GRAPHEMES = 2000;
+// app.bsky.embed.images: each blob at most 1,000,000 bytes (the rules, shared with the composer, are in ./rules.ts).
+export const MAX_IMAGE_BYTES = BLUESKY_MAX_IMAGE_BYTES;
 
 /**
  * @atproto/api takes about a second to load: it is loaded on first use, so the processes that never talk to
@@ -42,17 +38,7 @@ function parseAtUri(uri: string): { repo: string; rkey: string } {
   return { repo, rkey };
 }
 
-const ASCII = /^[^\u0080-\uffff]*$/;
-const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
-
-/** Bluesky counts what a reader sees as one character: an emoji with its modifiers, a letter with its accents. */
-export function countGraphemes(text: string): number {
-  // ASCII needs no segmenter (the slow part of a create): each character is a grapheme, but CR LF is one.
-  if (ASCII.test(text)) return text.length - (text.match(/\r\n/g)?.length ?? 0);
-  let count = 0;
-  for (const _ of graphemes.segment(text)) count++;
-  return count;
-}
+export { countGraphemes } from './rules.js';
 
 /** What is stored, sealed, for a connected account. */
 interface BlueskyCredentials {
@@ -314,27 +300,4 @@ const publisher: Publisher = {
   },
 };
 
-export const bluesky: PlatformRules = {
-  label: 'Bluesky',
-  threads: true,
-  checkText(text) {
-    const length = countGraphemes(text);
-    if (length > MAX_GRAPHEMES) return { limit: MAX_GRAPHEMES, length, unit: 'graphemes' };
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > MAX_BYTES) return { limit: MAX_BYTES, length: bytes, unit: 'bytes of UTF-8' };
-    return null;
-  },
-  checkMedia(images) {
-    if (images.length > MAX_IMAGES) return `Bluesky allows at most ${MAX_IMAGES} images per post; ${images.length} given`;
-    for (const [index, image] of images.entries()) {
-      const alt = countGraphemes(image.altText ?? '');
-      if (alt > MAX_ALT_GRAPHEMES) return `media[${index}].altText has ${alt} graphemes; Bluesky allows at most ${MAX_ALT_GRAPHEMES}`;
-      if (image.variantsStatus === 'failed') return `media[${index}] has no publishable version for Bluesky (its variants failed); upload it again`;
-      if (image.publishedBytes !== null && image.publishedBytes > MAX_IMAGE_BYTES) {
-        return `media[${index}] is ${image.publishedBytes} bytes; Bluesky allows at most ${MAX_IMAGE_BYTES} per image`;
-      }
-    }
-    return null;
-  },
-  publisher,
-};
+export const bluesky: PlatformRules = { ...blueskyRules, publisher };

@@ -1,6 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import type { LinkedInConfig } from '../config.js';
 import type { PlatformRules } from './index.js';
+import { LINKEDIN_HASHTAG, LINKEDIN_IMAGE_TYPES, linkedinRules } from './rules.js';
 import {
   PlatformError,
   type AccountChoice,
@@ -21,9 +22,6 @@ import {
  * the bytes PUT to the upload URL, then `content.media` or `content.multiImage` on the post) and first comments.
  */
 
-const MAX_CHARACTERS = 3000;
-/** A comment's limit: LinkedIn's comment box takes 1,250 characters (its apps and API clients hold comments to it). */
-const MAX_COMMENT_CHARACTERS = 1250;
 /** Administrator roles asked for at a time, and the most organization pages a member's picker lists. */
 const ACL_PAGE = 100;
 const MAX_ORGANIZATIONS = 1000;
@@ -44,12 +42,15 @@ interface LinkedInCredentials {
   choices?: AccountChoice[];
 }
 
+/** A hashtag (the composer's preview highlights the same ones: src/platforms/facets.ts), or a reserved character. */
+const LITTLE_TEXT = new RegExp(`${LINKEDIN_HASHTAG}|([\\\\|{}@[\\]()<>#*_~])`, 'gu');
+
 /**
  * `text` as LinkedIn's "little text": every reserved character escaped with a backslash (LinkedIn cuts a commentary short
  * at an unescaped one), except `#word`, kept a hashtag through the hashtag template.
  */
 export function toLittleText(text: string): string {
-  return text.replace(/(?<![\p{L}\p{N}_&])#([\p{L}\p{N}]+)|([\\|{}@[\]()<>#*_~])/gu, (_match, tag: string | undefined, reserved: string | undefined) =>
+  return text.replace(LITTLE_TEXT, (_match, tag: string | undefined, reserved: string | undefined) =>
     reserved ? `\\${reserved}` : `{hashtag|#|${tag}}`,
   );
 }
@@ -409,30 +410,9 @@ const publisher: Publisher = {
     };
   },
 };
-// The Posts API's multi-image content takes 2 to 20 images; the Images API takes JPEG, PNG and GIF.
-const MAX_IMAGES = 20;
-const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif'];
+// The Images API takes JPEG, PNG and GIF (the rules, shared with the composer, are in ./rules.ts).
+const IMAGE_TYPES = LINKEDIN_IMAGE_TYPES;
 /** The Images API refuses an image of this many pixels or more. */
 const MAX_PIXELS = 36_152_320;
-const MAX_ALT_TEXT = 4086;
 
-export const linkedin: PlatformRules = {
-  label: 'LinkedIn',
-  // A post's replies are comments, which cannot carry a post of their own: a thread is refused when it is written.
-  threads: false,
-  checkText(text, as = 'post') {
-    // Counted in UTF-16 code units, the strictest reading of LinkedIn's "3000 characters" (an emoji counts 2),
-    // so text accepted here is never refused by LinkedIn for its length.
-    if (as === 'comment') return text.length > MAX_COMMENT_CHARACTERS ? { limit: MAX_COMMENT_CHARACTERS, length: text.length, unit: 'characters in a comment' } : null;
-    return text.length > MAX_CHARACTERS ? { limit: MAX_CHARACTERS, length: text.length, unit: 'characters' } : null;
-  },
-  publisher,
-  checkMedia(images) {
-    if (images.length > MAX_IMAGES) return `LinkedIn allows at most ${MAX_IMAGES} images per post; ${images.length} given`;
-    const index = images.findIndex((image) => !IMAGE_TYPES.includes(image.mimeType));
-    if (index >= 0) return `media[${index}] is ${images[index]!.mimeType}; LinkedIn takes JPEG, PNG and GIF images`;
-    const long = images.findIndex((image) => (image.altText?.length ?? 0) > MAX_ALT_TEXT);
-    if (long >= 0) return `media[${long}].altText has ${images[long]!.altText!.length} characters; LinkedIn allows at most ${MAX_ALT_TEXT}`;
-    return null;
-  },
-};
+export const linkedin: PlatformRules = { ...linkedinRules, publisher };
