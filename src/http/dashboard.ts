@@ -18,6 +18,10 @@ export const DASHBOARD_PAGES = [
   '/login',
   '/setup',
   '/invite',
+  '/compose',
+  '/posts',
+  '/posts/:id',
+  '/calendar',
   '/channels',
   '/usage',
   '/settings/api-keys',
@@ -34,18 +38,22 @@ const defaultCacheDir = join(projectRoot, 'node_modules', '.cache', 'postwise-da
 
 /**
  * The shell's policy: scripts and styles from this origin only (so no inline script and no style attribute), calls
- * to this origin only; images may come from elsewhere because channel avatars live on the platforms' CDNs.
+ * to this origin and to the object store's (the composer PUTs files to its signed URLs: docs/media.md); images may come
+ * from elsewhere because channel avatars live on the platforms' CDNs, and the store's media is named all the same.
  */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: https: http:",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function contentSecurityPolicy(store?: { upload: string; public: string }): string {
+  const storeOrigins = store ? [...new Set([store.upload, store.public])].map((origin) => ` ${origin}`).join('') : '';
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self' data: https: http:${storeOrigins}`,
+    `connect-src 'self'${storeOrigins}`,
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 interface Asset {
   type: string;
@@ -66,7 +74,7 @@ export interface DashboardBuild {
  * The dashboard's Router: mount it with `app.use(...)` after /api/v1. Builds (or finds cached) the assets before it
  * answers, so the first start after a change to src/dashboard takes a moment longer (see docs/dashboard.md).
  */
-export async function dashboardPages(app: { logger: Logger }, options: { cacheDir?: string } = {}): Promise<Router> {
+export async function dashboardPages(app: { logger: Logger; storage?: { origins: { upload: string; public: string } } }, options: { cacheDir?: string } = {}): Promise<Router> {
   const started = performance.now();
   const build = await buildDashboard(options.cacheDir ?? defaultCacheDir);
   app.logger.info(build.built ? 'dashboard built' : 'dashboard build reused', {
@@ -82,6 +90,7 @@ export async function dashboardPages(app: { logger: Logger }, options: { cacheDi
     assets.set(name, { type, body, gzipped: gzipSync(body, { level: 9 }) });
   }
   const shell = shellHtml(build);
+  const policy = contentSecurityPolicy(app.storage?.origins);
 
   const router = express.Router();
   router.get(`${ASSET_PREFIX}:file`, (req: Request, res: Response, next) => {
@@ -102,7 +111,7 @@ export async function dashboardPages(app: { logger: Logger }, options: { cacheDi
     res.status(status).set({
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
-      'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+      'Content-Security-Policy': policy,
       'X-Content-Type-Options': 'nosniff',
       'X-Frame-Options': 'DENY',
       // The setup and invitation links carry their token in the URL: never hand it to another site.
@@ -221,17 +230,19 @@ async function readManifest(directory: string): Promise<Pick<DashboardBuild, 'sc
 }
 
 /**
- * What the build depends on: every file of src/dashboard, this file (the build options), and the versions of
- * esbuild and of the bundled packages. The same sources give the same hash on every machine.
+ * What the build depends on: every file of src/dashboard, the shared modules of src/platforms it imports (rules.ts,
+ * facets.ts), this file (the build options), and the versions of esbuild and of the bundled packages. The same sources give the same hash on every machine.
  */
 async function sourceHash(): Promise<string> {
   const hash = createHash('sha256');
   hash.update(`esbuild ${esbuild.version}\n`);
-  for (const name of ['preact', 'openapi-fetch']) {
+  // @atproto/api and tlds: the composer's preview bundles @atproto/api's facet detection (src/platforms/facets.ts).
+  for (const name of ['preact', 'openapi-fetch', '@atproto/api', 'tlds']) {
     const manifest = await readFile(join(projectRoot, 'node_modules', name, 'package.json'), 'utf8').catch(() => '{}');
     hash.update(`${name} ${(JSON.parse(manifest) as { version?: string }).version ?? 'unknown'}\n`);
   }
-  const files = [fileURLToPath(import.meta.url), ...(await filesUnder(sourceDir))];
+  const shared = ['rules.ts', 'facets.ts'].map((name) => fileURLToPath(new URL(`../platforms/${name}`, import.meta.url)));
+  const files = [fileURLToPath(import.meta.url), ...shared, ...(await filesUnder(sourceDir))];
   for (const file of files) {
     hash.update(`${relative(projectRoot, file)}\n`);
     hash.update(await readFile(file));

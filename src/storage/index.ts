@@ -5,6 +5,12 @@ import { startEmbeddedS3 } from './embedded.js';
 
 /** The object store, one code path for AWS S3, MinIO and the embedded server. */
 export interface Storage {
+  /**
+   * The origins a browser talks to: `upload`, where the signed URLs point (the dashboard PUTs files there, so its
+   * CSP's connect-src names it and the bucket's CORS rule must allow the dashboard's origin: docs/media.md), and
+   * `public`, where media is read (its img-src).
+   */
+  origins: { upload: string; public: string };
   /** Where anyone reads `key` (S3_PUBLIC_URL, or the bucket's own URL). */
   publicUrl(key: string): string;
   /**
@@ -24,9 +30,9 @@ export interface Storage {
 }
 
 /** The store of S3_* (config.s3), or the embedded one under DATA_DIR when none is set. */
-export async function openStorage(config: Pick<Config, 's3' | 'dataDir'>): Promise<Storage> {
+export async function openStorage(config: Pick<Config, 's3' | 'dataDir'> & Partial<Pick<Config, 'publicUrl'>>): Promise<Storage> {
   if (config.s3) return s3Storage(config.s3, async () => {});
-  const embedded = await startEmbeddedS3(config.dataDir);
+  const embedded = await startEmbeddedS3(config.dataDir, config.publicUrl);
   return s3Storage(embedded.config, embedded.stop);
 }
 
@@ -47,6 +53,11 @@ function s3Storage(s3: S3Config, stop: () => Promise<void>): Storage {
   });
   const Bucket = s3.bucket;
   return {
+    origins: {
+      // Path-style on an endpoint; AWS's presigned URLs are virtual-hosted (bucket.s3.region.amazonaws.com).
+      upload: new URL(s3.endpoint ?? `https://${s3.bucket}.s3.${s3.region}.amazonaws.com`).origin,
+      public: new URL(s3.publicUrl).origin,
+    },
     publicUrl: (key) => `${s3.publicUrl}/${key.split('/').map(encodeURIComponent).join('/')}`,
     async presignPut({ key, contentType, size, sha256Base64, signedAt, expiresInSeconds }) {
       const command = new PutObjectCommand({ Bucket, Key: key, ContentType: contentType, ContentLength: size, ChecksumSHA256: sha256Base64 });

@@ -5,7 +5,8 @@ declare module '@20minutes/s3rver' {
   interface S3rverOptions {
     directory: string;
     silent?: boolean;
-    configureBuckets?: { name: string }[];
+    /** Each bucket's configuration documents (a CORSConfiguration's XML, for one). */
+    configureBuckets?: { name: string; configs?: string[] }[];
     /** Bucket names in the Host header (bucket.localhost); off, buckets are the first path segment only. */
     vhostBuckets?: boolean;
   }

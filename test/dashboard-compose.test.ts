@@ -1,0 +1,367 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { definePlan, setWorkspacePlan } from '../src/plans.js';
+import { blueskyFacets } from '../src/platforms/facets.js';
+import { rules, utf8Length } from '../src/platforms/rules.js';
+import { connectThroughForm, createAccount, postsOf, type TestAccount } from './support/bluesky.js';
+import { checkAccessibility, hasFocus, launchBrowser, newPage, pageErrors, screenshot, signedInOwner, signIn, tabTo } from './support/browser.js';
+import { photo } from './support/images.js';
+import { startFakeLinkedIn, type FakeLinkedIn } from './support/linkedin.js';
+import { connectLinkedIn, startServiceWithLinkedIn } from './support/linkedin-browser.js';
+import { call, eventually, type TestService, type Workspace } from './support/service.js';
+
+/** January of next year: a future winter date (Paris at UTC+1) whenever the suite runs. */
+const JANUARY = `${new Date().getUTCFullYear() + 1}-01`;
+
+/**
+ * The composer in a real browser: a post to a Bluesky channel (on the run's PDS) and a LinkedIn one (its contract
+ * fake) with two images and their alt text, counters and upload progress watched, scheduled at a time of the
+ * workspace's zone and read back over the API; one published now and read back from the PDS; a text over Bluesky's
+ * limit blocked with the API's own numbers; a spent quota said without losing the text; axe at both widths; a post
+ * composed, scheduled and edited by keyboard alone.
+ */
+let fake: FakeLinkedIn;
+let service: TestService;
+let ws: Workspace;
+let browser: Browser;
+let page: Page;
+let account: TestAccount;
+let credentials: { email: string; password: string };
+let sky: { id: string; name: string };
+let inn: { id: string; name: string };
+const ZONE = 'Europe/Paris';
+
+beforeAll(async () => {
+  fake = await startFakeLinkedIn();
+  [service, browser, account] = await Promise.all([startServiceWithLinkedIn(fake), launchBrowser(), createAccount()]);
+  ws = await service.workspace({ plan: 'business', workspaceName: 'Compose' });
+  await ws.admin('updateWorkspaceSettings', { timeZone: ZONE });
+  const skyId = await connectThroughForm(service.api, ws.apiKey, account);
+  const innId = await connectLinkedIn(service, ws.apiKey, fake, fake.addMember('Ada Member'));
+  const channels = (await call(`${service.api}/integrations`, { key: ws.apiKey })).json as { id: string; name: string }[];
+  sky = channels.find((channel) => channel.id === skyId)!;
+  inn = channels.find((channel) => channel.id === innId)!;
+  let signedIn;
+  ({ page, ...signedIn } = await signedInOwner(browser, service, ws));
+  credentials = signedIn;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.stop();
+  await fake?.stop();
+});
+
+const counter = (name: string) => page.locator('.counter', { hasText: `${name} (` }).first();
+
+/** Records every value the upload progress bars show, from before the files are given (uploads on loopback are fast). */
+async function watchProgress() {
+  await page.evaluate(() => {
+    // Each bar's values, with the step its label names: what the XHR reported is only what was seen while "Uploading…".
+    const seen: Record<string, string[]> = {};
+    (window as unknown as { progressSeen: typeof seen }).progressSeen = seen;
+    const record = () => {
+      for (const bar of document.querySelectorAll('progress[aria-label^="Uploading "]')) {
+        const name = bar.getAttribute('aria-label')!.slice('Uploading '.length);
+        const values = (seen[name] ??= []);
+        const step = bar.parentElement?.querySelector('span')?.textContent?.split('…')[0] ?? '';
+        const value = `${step} ${bar.getAttribute('value')}`;
+        if (values.at(-1) !== value) values.push(value);
+      }
+    };
+    new MutationObserver(record).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['value'] });
+  });
+}
+
+const progressSeen = () => page.evaluate(() => (window as unknown as { progressSeen: Record<string, string[]> }).progressSeen);
+
+/** Drops `file` on the drop zone as a browser's drag and drop does (a DataTransfer holding a File). */
+async function dropFile(name: string, bytes: Buffer, type: string) {
+  await page.evaluate(
+    ({ name, base64, type }) => {
+      const binary = atob(base64);
+      const data = new Uint8Array(binary.length);
+      for (let index = 0; index < binary.length; index++) data[index] = binary.charCodeAt(index);
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([data], name, { type }));
+      const zone = document.querySelector('.dropzone')!;
+      zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    },
+    { name, base64: bytes.toString('base64'), type },
+  );
+}
+
+test('the shared rules count as the server did, and the preview’s facets are the ones @atproto/api publishes', async () => {
+  const { RichText } = await import('@atproto/api');
+  const texts = ['plain', 'é and 👩‍👩‍👧 and 👍🏽\r\n', 'lone \ud800 surrogate', 'x'.repeat(3001), 'Hi @alice.test, see https://example.com/a?b=1. #tag #éte $TSLA (https://x.org/p)'];
+  for (const text of texts) {
+    expect(utf8Length(text)).toBe(Buffer.byteLength(text, 'utf8'));
+    const published = new RichText({ text });
+    published.detectFacetsWithoutResolution();
+    const bytes = Buffer.from(text, 'utf8');
+    const expected = (published.facets ?? []).map((facet) => bytes.subarray(facet.index.byteStart, facet.index.byteEnd).toString('utf8'));
+    expect(blueskyFacets(text).map((facet) => text.slice(facet.start, facet.end))).toEqual(expected);
+  }
+  // Bluesky counts graphemes: a family emoji is one, and the text is also held to 3,000 bytes.
+  expect(rules.BLUESKY.checkText('👩‍👩‍👧'.repeat(300))).toEqual({ limit: 3000, length: 5400, unit: 'bytes of UTF-8' });
+  expect(rules.LINKEDIN.checkText('👍'.repeat(1501))).toEqual({ limit: 3000, length: 3002, unit: 'characters' });
+});
+
+let scheduledPostId: string;
+
+test('a post to Bluesky and LinkedIn with two images and alt text: counters, upload progress, preview, scheduled at a time of the workspace’s zone', async () => {
+  await page.goto('/compose');
+  await page.getByRole('heading', { name: 'Compose', level: 1 }).waitFor();
+  await page.getByRole('checkbox', { name: `${sky.name} (Bluesky)`, exact: true }).check();
+  await page.getByRole('checkbox', { name: `${inn.name} (LinkedIn)`, exact: true }).check();
+
+  const text = 'Winter sale at https://example.com/sale #winter 👍🏽';
+  await page.getByLabel('Text', { exact: true }).fill(text);
+  // Bluesky counts graphemes (the emoji with its skin tone is one), LinkedIn UTF-16 code units (it is four).
+  await expect.poll(() => counter(sky.name).textContent()).toBe(`${sky.name} (Bluesky): ${[...new Intl.Segmenter().segment(text)].length} / 300 characters`);
+  await expect.poll(() => counter(inn.name).textContent()).toBe(`${inn.name} (LinkedIn): ${text.length} / 3,000 characters`);
+
+  await watchProgress();
+  const [first, second] = await Promise.all([photo(1200, 900), photo(900, 1200, 'png')]);
+  await page.getByLabel('Add images').setInputFiles([{ name: 'harbour.jpg', mimeType: 'image/jpeg', buffer: first }]);
+  await dropFile('hills.png', second, 'image/png');
+  const items = page.locator('.media-item');
+  await expect.poll(() => items.count()).toBe(2);
+  await expect.poll(() => page.locator('.media-item .success', { hasText: 'Uploaded' }).count(), { timeout: 15_000 }).toBe(2);
+  const seen = await progressSeen();
+  // Each file showed its bar from its checksum (0), then the PUT's own progress as the browser reported it, to 100.
+  for (const name of ['harbour.jpg', 'hills.png']) {
+    expect(seen[name]?.[0], JSON.stringify(seen)).toBe('Computing its checksum 0');
+    expect(seen[name], JSON.stringify(seen)).toContain('Uploading 100');
+  }
+  await page.getByLabel('Alt text for harbour.jpg').fill('A harbour at dawn, boats moored');
+  await page.getByLabel('Alt text for hills.png').fill('Green hills under snow');
+  await page.getByText('at most 4 images').waitFor();
+  await page.getByText('JPEG, PNG, GIF only').waitFor();
+
+  // The previews: the link and hashtag highlighted where the facets will be, both images under the text.
+  const skyPreview = page.getByRole('article', { name: `Preview on Bluesky: ${sky.name}` });
+  await expect.poll(() => skyPreview.locator('[data-facet="link"]').textContent()).toBe('https://example.com/sale');
+  expect(await skyPreview.locator('[data-facet="tag"]').textContent()).toBe('#winter');
+  expect(await skyPreview.getByRole('img', { name: 'Green hills under snow' }).count()).toBe(1);
+  const innPreview = page.getByRole('article', { name: `Preview on LinkedIn: ${inn.name}` });
+  expect(await innPreview.locator('[data-facet="tag"]').textContent()).toBe('#winter');
+
+  await page.getByLabel('At a chosen time').check();
+  await page.getByText(`In the workspace’s time zone, Europe/Paris.`).waitFor();
+  await page.getByLabel('Date', { exact: true }).fill(`${JANUARY}-15`);
+  await page.getByLabel('Time', { exact: true }).fill('10:30');
+  await screenshot(page, 'compose-two-channels-two-images');
+  await checkAccessibility(page, 'the composer with two channels and two images');
+  await page.getByRole('button', { name: 'Schedule', exact: true }).click();
+
+  const outcome = page.getByRole('status').filter({ hasText: 'Scheduled.' });
+  await outcome.waitFor();
+  // 10:30 in Paris in January is 09:30 UTC.
+  await outcome.getByText(new RegExp(`^${sky.name} \\(Bluesky\\): Scheduled, \\w{3}, 15 Jan ${JANUARY.slice(0, 4)}, 10:30 \\(Europe/Paris\\)$`)).waitFor();
+  const href = await outcome.getByRole('link', { name: 'Open the post' }).getAttribute('href');
+  scheduledPostId = href!.split('/').pop()!;
+  const post = (await call(`${service.api}/posts/${scheduledPostId}`, { key: ws.apiKey })).json;
+  expect(post.content).toBe(text);
+  expect(post.schedules.map((schedule: { scheduledAt: string; status: string }) => [schedule.status, schedule.scheduledAt])).toEqual([
+    ['SCHEDULED', `${JANUARY}-15T09:30:00.000Z`],
+    ['SCHEDULED', `${JANUARY}-15T09:30:00.000Z`],
+  ]);
+  expect(post.attachments.map((attachment: { order: number; altText: string }) => [attachment.order, attachment.altText])).toEqual([
+    [0, 'A harbour at dawn, boats moored'],
+    [1, 'Green hills under snow'],
+  ]);
+  await screenshot(page, 'compose-scheduled');
+  // The PUTs went to the object store's origin, which the shell's CSP names (and no other) beside this origin.
+  const store = service.service.core.app.storage.origins.upload;
+  const policy = (await fetch(`${service.base}/compose`, { headers: { accept: 'text/html' } })).headers.get('content-security-policy');
+  expect(policy).toContain(`connect-src 'self' ${store};`);
+  expect(pageErrors(page)).toEqual([]);
+});
+
+test('published now to Bluesky: the composer follows it to PUBLISHED, and the PDS holds the record with its facets and first comment', async () => {
+  await page.goto('/compose');
+  await page.getByRole('checkbox', { name: `${sky.name} (Bluesky)`, exact: true }).check();
+  const text = `Live now: see https://example.com/now #launch ${Date.now()}`;
+  await page.getByLabel('Text', { exact: true }).fill(text);
+  await page.getByLabel('First comment').fill('Questions welcome below');
+  await page.getByRole('article', { name: `Preview on Bluesky: ${sky.name}` }).getByText('First comment').waitFor();
+  await page.getByLabel('Publish now').check();
+  await page.getByRole('button', { name: 'Publish now' }).click();
+  const outcome = page.getByRole('status').filter({ hasText: 'Publishing now.' });
+  await outcome.waitFor();
+  await outcome.getByText(`${sky.name} (Bluesky): Published`).waitFor({ timeout: 30_000 });
+  await outcome.getByRole('link', { name: 'View on Bluesky' }).waitFor();
+  await screenshot(page, 'compose-published');
+
+  const records = await postsOf(account);
+  const record = records.find((item) => (item.value as { text: string }).text === text)!.value as {
+    facets: { index: { byteStart: number; byteEnd: number }; features: { $type: string }[] }[];
+  };
+  expect(record.facets.map((facet) => facet.features[0]!.$type)).toEqual(['app.bsky.richtext.facet#link', 'app.bsky.richtext.facet#tag']);
+  const comment = records.find((item) => (item.value as { text: string }).text === 'Questions welcome below')!.value as { reply: { root: { uri: string } } };
+  expect(comment.reply.root.uri).toContain(account.did);
+  expect(pageErrors(page)).toEqual([]);
+});
+
+test('a text over Bluesky’s limit is blocked in the composer with the numbers the API answers', async () => {
+  await page.goto('/compose');
+  await page.getByRole('checkbox', { name: `${sky.name} (Bluesky)`, exact: true }).check();
+  const field = page.getByLabel('Text', { exact: true });
+  // 290 letters and 10 emoji with skin tones: 300 graphemes, at the limit (a warning, not an error).
+  const atLimit = 'a'.repeat(290) + '👍🏽'.repeat(10);
+  await field.fill(atLimit);
+  await expect.poll(() => counter(sky.name).getAttribute('class')).toBe('counter warn');
+  expect(await field.getAttribute('aria-invalid')).toBeNull();
+  await field.press('End');
+  await field.pressSequentially('👍🏽');
+  await expect.poll(() => counter(sky.name).getAttribute('class')).toBe('counter over');
+  expect(await field.getAttribute('aria-invalid')).toBe('true');
+  expect(await counter(sky.name).textContent()).toContain('301 / 300 characters, 1 over the limit');
+
+  await page.getByRole('button', { name: 'Schedule at the next free slot' }).click();
+  const alert = page.getByRole('alert').filter({ hasText: 'Not sent' });
+  await alert.waitFor();
+  const refused = await call(`${service.api}/posts`, {
+    method: 'POST',
+    key: ws.apiKey,
+    body: { rows: [{ content: atLimit + '👍🏽' }], shared: { selectedIntegrations: [sky.id] }, postAction: 'NEXT_WINDOW' },
+  });
+  expect(refused.status).toBe(400);
+  expect(refused.json.code).toBe('CONTENT_TOO_LONG');
+  expect(refused.json.message).toBe(`rows[0].content for "${sky.name}" (BLUESKY): 301 graphemes; Bluesky allows at most 300`);
+  await alert.getByText(refused.json.message, { exact: true }).waitFor();
+  await screenshot(page, 'compose-over-the-limit');
+  await checkAccessibility(page, 'the composer blocking a text over the limit');
+  // Nothing was created, and nothing typed is lost.
+  expect((await call(`${service.api}/posts?search=aaaaaaaaaa`, { key: ws.apiKey })).json.items).toHaveLength(0);
+  expect(await field.inputValue()).toBe(atLimit + '👍🏽');
+  expect(pageErrors(page)).toEqual([]);
+});
+
+test('the media rules are said before submit, worded as the API’s MEDIA_RULE_VIOLATED', async () => {
+  await page.goto('/compose');
+  await page.getByRole('checkbox', { name: `${sky.name} (Bluesky)`, exact: true }).check();
+  await page.getByLabel('Text', { exact: true }).fill('Five pictures');
+  const small = await photo(64, 48);
+  await page.getByLabel('Add images').setInputFiles([1, 2, 3, 4, 5].map((n) => ({ name: `p${n}.jpg`, mimeType: 'image/jpeg', buffer: small })));
+  await expect.poll(() => page.locator('.media-item .success', { hasText: 'Uploaded' }).count(), { timeout: 15_000 }).toBe(5);
+  await page.getByRole('button', { name: 'Schedule at the next free slot' }).click();
+  const alert = page.getByRole('alert').filter({ hasText: 'Not sent' });
+  const expected = `rows[0].media for "${sky.name}" (BLUESKY): Bluesky allows at most 4 images per post; 5 given`;
+  await alert.getByText(expected, { exact: true }).waitFor();
+  // The API answers the same for the same media (the five just uploaded, completed from the browser).
+  const db = service.service.core.db;
+  const uploaded = (await db<{ id: string }[]>`SELECT id FROM media WHERE organization_id = ${ws.workspaceId} AND size = ${small.length}`).map((row) => row.id);
+  expect(uploaded).toHaveLength(5);
+  const refused = await call(`${service.api}/posts`, {
+    method: 'POST',
+    key: ws.apiKey,
+    body: { rows: [{ content: 'Five pictures', media: uploaded.map((id) => ({ id })) }], shared: { selectedIntegrations: [sky.id] }, postAction: 'DRAFT' },
+  });
+  expect(refused.json).toEqual({ code: 'MEDIA_RULE_VIOLATED', message: expected });
+  // Removing one is enough.
+  await page.getByRole('button', { name: 'Remove image 5' }).click();
+  await alert.waitFor({ state: 'detached' });
+  expect(pageErrors(page)).toEqual([]);
+});
+
+test('a spent quota is said with the API’s message, and the text, channels and comment stay', async () => {
+  await definePlan(service.service.core.db, { name: 'no-linkedin', rateLimitPerMinute: 1200, storageBytes: 1024 ** 3, monthlyPostQuotas: { BLUESKY: 100, LINKEDIN: 0 } });
+  await setWorkspacePlan(service.service.core.db, ws.workspaceId, 'no-linkedin');
+  try {
+    await page.goto('/compose');
+    await page.getByRole('checkbox', { name: `${inn.name} (LinkedIn)`, exact: true }).check();
+    const text = 'A post the quota refuses';
+    await page.getByLabel('Text', { exact: true }).fill(text);
+    await page.getByLabel('First comment').fill('and its comment');
+    await page.getByRole('button', { name: 'Schedule at the next free slot' }).click();
+    const alert = page.getByRole('alert').filter({ hasText: 'The monthly post quota is spent.' });
+    await alert.waitFor();
+    // The message is the API's own, word for word.
+    const refused = await call(`${service.api}/posts`, {
+      method: 'POST',
+      key: ws.apiKey,
+      body: { rows: [{ content: text }], shared: { selectedIntegrations: [inn.id] }, postAction: 'NEXT_WINDOW' },
+    });
+    expect(refused.json.code).toBe('POST_QUOTA_EXCEEDED');
+    expect(refused.json.message).toMatch(/^The no-linkedin plan allows 0 LINKEDIN posts a month; \d+ used this month, and this request needs 1\./);
+    expect(await alert.locator('.error').textContent()).toBe(`The monthly post quota is spent. ${refused.json.message}`);
+    expect(await hasFocus(alert)).toBe(true);
+    expect(await page.getByLabel('Text', { exact: true }).inputValue()).toBe(text);
+    expect(await page.getByLabel('First comment').inputValue()).toBe('and its comment');
+    expect(await page.getByRole('checkbox', { name: `${inn.name} (LinkedIn)`, exact: true }).isChecked()).toBe(true);
+    await screenshot(page, 'compose-quota-refused');
+    await checkAccessibility(page, 'the composer after a quota refusal');
+  } finally {
+    await setWorkspacePlan(service.service.core.db, ws.workspaceId, 'business');
+  }
+  expect(pageErrors(page)).toEqual([]);
+});
+
+test('the composer at a phone’s width: nothing wider than the screen, no serious accessibility violation', async () => {
+  const phone = await newPage(browser, { size: 'phone', baseURL: service.base });
+  await signIn(phone, service.base, credentials);
+  await phone.goto('/compose');
+  await phone.getByRole('checkbox', { name: `${sky.name} (Bluesky)`, exact: true }).check();
+  await phone.getByRole('checkbox', { name: `${inn.name} (LinkedIn)`, exact: true }).check();
+  await phone.getByLabel('Text', { exact: true }).fill('On the phone: https://example.com #small');
+  await phone.getByRole('button', { name: 'Add a thread part' }).click();
+  await phone.getByLabel('Thread part 2').fill('A second part');
+  await phone.getByRole('article', { name: `Preview on Bluesky: ${sky.name}` }).getByText('A second part').waitFor();
+  // LinkedIn has no threads: said before anything is sent, as the API would refuse it.
+  await phone.getByRole('button', { name: 'Schedule at the next free slot' }).click();
+  await phone.getByRole('alert').getByText(`rows[0].thread for "${inn.name}" (LINKEDIN): LinkedIn has no threads`, { exact: false }).waitFor();
+  expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+  await screenshot(phone, 'compose-phone');
+  await checkAccessibility(phone, 'the composer at a phone’s width');
+  expect(pageErrors(phone)).toEqual([]);
+  await phone.close();
+});
+
+test('by keyboard alone: a post composed, a tag created, scheduled at the next free slot (which one is said), then edited', async () => {
+  await page.goto('/compose');
+  await page.getByRole('heading', { name: 'Compose', level: 1 }).waitFor();
+  await tabTo(page, `${inn.name} (LinkedIn)`);
+  await page.keyboard.press('Space');
+  await tabTo(page, 'Text');
+  await page.keyboard.type('Typed by keyboard #a11y');
+  await counter(inn.name).getByText('23 / 3,000 characters', { exact: false }).waitFor();
+  await tabTo(page, 'New tag');
+  await page.keyboard.type('Accessibility');
+  await page.keyboard.press('Enter');
+  await page.getByRole('checkbox', { name: 'Accessibility', checked: true }).waitFor();
+  // "Next free posting slot" is the default; the radio group is reached and left as it is.
+  await tabTo(page, 'Next free posting slot');
+  await tabTo(page, 'Schedule at the next free slot');
+  await page.keyboard.press('Enter');
+  const outcome = page.getByRole('status').filter({ hasText: 'Scheduled at the next free posting slot.' });
+  await outcome.waitFor();
+  const postId = (await outcome.getByRole('link', { name: 'Open the post' }).getAttribute('href'))!.split('/').pop()!;
+  const post = (await call(`${service.api}/posts/${postId}`, { key: ws.apiKey })).json;
+  const slot = post.schedules[0].scheduledAt as string;
+  const local = new Intl.DateTimeFormat('en-GB', { timeZone: ZONE, weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(slot));
+  await outcome.getByText(`${inn.name} (LinkedIn): Scheduled, ${local} (Europe/Paris)`).waitFor();
+  expect(post.tags.map((tag: { name: string }) => tag.name)).toEqual(['Accessibility']);
+  await screenshot(page, 'compose-keyboard-scheduled');
+
+  await tabTo(page, 'Open the post', { backwards: true });
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Edit post', level: 1 }).waitFor();
+  await tabTo(page, 'Text');
+  await page.keyboard.press('End');
+  await page.keyboard.type(' (edited)');
+  await tabTo(page, 'Save changes');
+  await page.keyboard.press('Enter');
+  await page.getByRole('status').filter({ hasText: 'Post updated' }).waitFor();
+  const edited = await eventually(
+    async () => (await call(`${service.api}/posts/${postId}`, { key: ws.apiKey })).json,
+    (value) => value.content.endsWith('(edited)'),
+  );
+  expect(edited.content).toBe('Typed by keyboard #a11y (edited)');
+  expect(edited.schedules[0]).toMatchObject({ scheduledContent: 'Typed by keyboard #a11y (edited)', scheduledAt: slot, status: 'SCHEDULED' });
+  await checkAccessibility(page, 'the composer editing a post');
+  await screenshot(page, 'compose-edit');
+  expect(pageErrors(page)).toEqual([]);
+});
