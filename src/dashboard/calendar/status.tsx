@@ -1,0 +1,51 @@
+import type { Schema } from '../api.js';
+
+export type ScheduleStatus = Schema<'CalendarSchedule'>['status'];
+
+export const STATUSES: readonly ScheduleStatus[] = ['DRAFT', 'SCHEDULED', 'PUBLISHING', 'PUBLISHED', 'FAILED'];
+
+/** Each status in words: the colour of an entry is never its only cue. */
+export const STATUS_LABELS: Record<ScheduleStatus, string> = {
+  DRAFT: 'Draft',
+  SCHEDULED: 'Scheduled',
+  PUBLISHING: 'Publishing',
+  PUBLISHED: 'Published',
+  FAILED: 'Failed',
+};
+
+export const STATUS_MEANINGS: Record<ScheduleStatus, string> = {
+  DRAFT: 'held at a time, not published',
+  SCHEDULED: 'will be published at its time',
+  PUBLISHING: 'being published now',
+  PUBLISHED: 'on the platform',
+  FAILED: 'could not be published',
+};
+
+export const PLATFORM_LABELS: Record<string, string> = { BLUESKY: 'Bluesky', LINKEDIN: 'LinkedIn' };
+
+/** A status as a labelled chip in its colour. */
+export function StatusBadge({ status }: { status: ScheduleStatus }) {
+  return <span class={`status-badge status-${status.toLowerCase()}`}>{STATUS_LABELS[status]}</span>;
+}
+
+/** The colours and what each means, in words. */
+export function StatusLegend() {
+  return (
+    <ul class="status-legend" aria-label="Status colours">
+      {STATUSES.map((status) => (
+        <li key={status}>
+          <span class={`status-swatch status-${status.toLowerCase()}`} aria-hidden="true" />
+          <span>
+            <strong>{STATUS_LABELS[status]}</strong>: {STATUS_MEANINGS[status]}
+          </span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The first words of a text, for a row or an entry. */
+export function excerpt(text: string, length = 80): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= length ? flat : `${flat.slice(0, length - 1).trimEnd()}…`;
+}

@@ -1,0 +1,109 @@
+import { zonedToIso } from '../compose/zoned-time.js';
+/**
+ * Dates and times in the workspace's time zone (GET /workspace → timeZone), whatever the browser's own: the calendar
+ * and the posts list show when a post goes out where the workspace is. A calendar day is `YYYY-MM-DD`, handled as a
+ * UTC date so that adding days never crosses a daylight-saving change.
+ */
+
+const partsFormats = new Map<string, Intl.DateTimeFormat>();
+
+function partsFormat(timeZone: string) {
+  let format = partsFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    partsFormats.set(timeZone, format);
+  }
+  return format;
+}
+
+export interface ZonedParts {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+/** The wall-clock fields of an instant in `timeZone`. */
+export function zonedParts(instant: string | Date, timeZone: string): ZonedParts {
+  const parts: Record<string, number> = {};
+  for (const part of partsFormat(timeZone).formatToParts(new Date(instant))) if (part.type !== 'literal') parts[part.type] = Number(part.value);
+  return { year: parts.year!, month: parts.month!, day: parts.day!, hour: parts.hour! % 24, minute: parts.minute!, second: parts.second! };
+}
+
+const pad = (value: number, length = 2) => String(value).padStart(length, '0');
+
+/** The calendar day of an instant in `timeZone`: `YYYY-MM-DD`. */
+export function dayOf(instant: string | Date, timeZone: string): string {
+  const { year, month, day } = zonedParts(instant, timeZone);
+  return `${pad(year, 4)}-${pad(month)}-${pad(day)}`;
+}
+
+/** The wall-clock time of an instant in `timeZone`: `HH:MM`. */
+export function timeOf(instant: string | Date, timeZone: string): string {
+  const { hour, minute } = zonedParts(instant, timeZone);
+  return `${pad(hour)}:${pad(minute)}`;
+}
+
+/** The instant (ISO 8601, UTC) at which the clocks of `timeZone` show `day` at `time` (`HH:MM`): one rule with the composer's. */
+export function instantAt(day: string, time: string, timeZone: string): string {
+  const instant = zonedToIso(day, time, timeZone);
+  if (!instant) throw new Error(`not a day and a time: ${day} ${time}`);
+  return instant;
+}
+
+/** `day` moved by `days` (negative: earlier). */
+export function addDays(day: string, days: number): string {
+  const [year, month, date] = day.split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(year, month - 1, date + days)).toISOString().slice(0, 10);
+}
+
+/** `day` moved by whole months, to the first of that month. */
+export function addMonths(day: string, months: number): string {
+  const [year, month] = day.split('-').map(Number) as [number, number];
+  return new Date(Date.UTC(year, month - 1 + months, 1)).toISOString().slice(0, 10);
+}
+
+/** 0 for Monday … 6 for Sunday (ISO weeks start on Monday, as GET /schedules?view=week does). */
+export function weekdayOf(day: string): number {
+  const [year, month, date] = day.split('-').map(Number) as [number, number, number];
+  return (new Date(Date.UTC(year, month - 1, date)).getUTCDay() + 6) % 7;
+}
+
+export const startOfWeek = (day: string) => addDays(day, -weekdayOf(day));
+export const startOfMonth = (day: string) => `${day.slice(0, 7)}-01`;
+
+/** Whether `value` is a real `YYYY-MM-DD` day. */
+export function isDay(value: string | null | undefined): value is string {
+  if (!value || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  return new Date(`${value}T00:00:00Z`).toISOString().slice(0, 10) === value;
+}
+
+/** A day for people: "Tuesday, November 24, 2026" (`options` to say less). */
+export function formatDayLong(day: string, options: Intl.DateTimeFormatOptions = { weekday: 'long', month: 'long', day: 'numeric', year: 'numeric' }) {
+  return new Intl.DateTimeFormat(undefined, { ...options, timeZone: 'UTC' }).format(new Date(`${day}T12:00:00Z`));
+}
+
+/** An instant for people, in the workspace's time zone: "Nov 24, 2026, 9:30 AM". */
+export function formatInZone(instant: string, timeZone: string, options: Intl.DateTimeFormatOptions = { dateStyle: 'medium', timeStyle: 'short' }) {
+  return new Intl.DateTimeFormat(undefined, { ...options, timeZone }).format(new Date(instant));
+}
+
+/** The time only, in the workspace's time zone: "9:30 AM". */
+export const formatTimeInZone = (instant: string, timeZone: string) => formatInZone(instant, timeZone, { timeStyle: 'short' });
+
+/** The zone's short name at that instant ("GMT+1", "EST"), to say which clock the times are on. */
+export function zoneName(timeZone: string, at: Date = new Date()): string {
+  const part = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'short' }).formatToParts(at).find((p) => p.type === 'timeZoneName');
+  return part?.value ?? timeZone;
+}
