@@ -4,11 +4,14 @@ import { getSession, signOut, type Session } from './auth.js';
 import { Layout, PublicLayout } from './components/layout.js';
 import { Loading } from './components/page.js';
 import { ApiKeysPage } from './pages/api-keys.js';
+import { CalendarPage } from './pages/calendar.js';
 import { ChannelsPage } from './pages/channels.js';
+import { ComposePage } from './pages/compose.js';
 import { InvitePage } from './pages/invite.js';
 import { LoginPage } from './pages/login.js';
 import { MembersPage } from './pages/members.js';
 import { NotFoundPage } from './pages/not-found.js';
+import { PostsPage } from './pages/posts.js';
 import { SetupPage } from './pages/setup.js';
 import { UsagePage } from './pages/usage.js';
 import { WorkspacePage } from './pages/workspace.js';
@@ -22,6 +25,8 @@ export interface PageProps {
 }
 
 const PUBLIC_PAGES = new Set(['/login', '/setup', '/invite']);
+/** `/posts/{id}`: a post opened in the composer. */
+const POST_PATH = /^\/posts\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 export function App() {
   const url = useLocation();
@@ -106,6 +111,14 @@ export function App() {
     <Layout session={session} path={path} onSignOut={onSignOut}>
       {path === '/channels' || path === '/' ? (
         <ChannelsPage {...props} />
+      ) : path === '/compose' ? (
+        <ComposePage {...props} />
+      ) : POST_PATH.test(path) ? (
+        <ComposePage {...props} postId={POST_PATH.exec(path)![1]} />
+      ) : path === '/posts' ? (
+        <PostsPage {...props} />
+      ) : path === '/calendar' ? (
+        <CalendarPage {...props} />
       ) : path === '/usage' ? (
         <UsagePage {...props} />
       ) : path === '/settings/api-keys' ? (

@@ -4,6 +4,9 @@ import type { Session } from '../auth.js';
 import { Link } from '../router.js';
 
 const NAVIGATION = [
+  { href: '/compose', label: 'Compose' },
+  { href: '/calendar', label: 'Calendar' },
+  { href: '/posts', label: 'Posts' },
   { href: '/channels', label: 'Channels' },
   { href: '/usage', label: 'Usage' },
   { href: '/settings/api-keys', label: 'Developer API' },
