@@ -10,21 +10,22 @@ import { StartupError, describeFsError } from '../startup.js';
 export const EMBEDDED_BUCKET = 'postwise';
 
 /**
- * The bucket's CORS rule: the dashboard PUTs files to signed URLs from the browser (docs/media.md), so the store must
- * answer its preflight. The embedded store listens on loopback only, so the pages that can reach it are on this machine:
- * any loopback origin (the service's port is often chosen at start, after the store), and PUBLIC_URL's origin when set.
- * The signature, not CORS, is what guards a write: a page of another origin still needs a signed URL.
+ * Whether a page of `origin` may call the store from a browser: the dashboard PUTs files to signed URLs
+ * (docs/media.md), so the store must answer its CORS preflight. The embedded store listens on loopback only, so the
+ * pages that can reach it are on this machine: any loopback origin (the service's port is often chosen at start, after
+ * the store), and PUBLIC_URL's origin when set. The signature, not CORS, is what guards a write. Answered here rather
+ * than by an s3rver bucket rule: that rule is a file each process rewrites at start, which a process starting beside
+ * another (npm start and the admin command) could read half-written.
  */
-export function corsRule(publicUrl?: string): string {
-  const origins = ['http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*', ...(publicUrl ? [new URL(publicUrl).origin] : [])];
-  return [
-    '<CORSConfiguration><CORSRule>',
-    ...origins.map((origin) => `<AllowedOrigin>${origin}</AllowedOrigin>`),
-    '<AllowedMethod>PUT</AllowedMethod><AllowedMethod>GET</AllowedMethod><AllowedMethod>HEAD</AllowedMethod>',
-    '<AllowedHeader>content-type</AllowedHeader><AllowedHeader>x-amz-checksum-sha256</AllowedHeader>',
-    '<ExposeHeader>ETag</ExposeHeader><MaxAgeSeconds>600</MaxAgeSeconds>',
-    '</CORSRule></CORSConfiguration>',
-  ].join('');
+export function corsAllows(origin: string, publicUrl?: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (publicUrl && url.origin === new URL(publicUrl).origin) return true;
+  return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
 }
 
 /**
@@ -51,14 +52,29 @@ export async function startEmbeddedS3(dataDir: string, publicUrl?: string): Prom
   AWSAccount.DUMMY_ACCOUNT.revokeAccessKey('S3RVER');
   AWSAccount.DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);
 
-  const s3rver = new S3rver({ directory, silent: true, vhostBuckets: false, configureBuckets: [{ name: EMBEDDED_BUCKET, configs: [corsRule(publicUrl)] }] });
+  const s3rver = new S3rver({ directory, silent: true, vhostBuckets: false, configureBuckets: [{ name: EMBEDDED_BUCKET }] });
   await s3rver.configureBuckets();
   const handle = s3rver.callback();
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://embedded');
     const signed = req.headers.authorization !== undefined || url.searchParams.has('X-Amz-Algorithm');
-    // A CORS preflight carries no signature (a browser never sends credentials with one); s3rver answers it by the rule.
-    if (!signed && req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
+    const origin = req.headers.origin;
+    if (origin !== undefined && corsAllows(origin, publicUrl)) {
+      res.setHeader('access-control-allow-origin', origin);
+      res.setHeader('access-control-expose-headers', 'ETag');
+      res.setHeader('vary', 'Origin');
+      // A preflight carries no signature (a browser never sends credentials with one): answered here, as S3 answers it.
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204, {
+          'access-control-allow-methods': 'PUT, GET, HEAD',
+          'access-control-allow-headers': 'content-type, x-amz-checksum-sha256',
+          'access-control-max-age': '600',
+        });
+        res.end();
+        return;
+      }
+    }
+    if (!signed && req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(403, { 'content-type': 'application/xml' }).end('<Error><Code>AccessDenied</Code><Message>Writes must be signed</Message></Error>');
       return;
     }
