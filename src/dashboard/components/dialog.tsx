@@ -46,25 +46,6 @@ export function ConfirmDialog({ open, title, children, confirmLabel, busyLabel =
     else refocusIfLost(fallbackFocus);
   };
 
-  /**
-   * The modal dialog already makes the page behind it inert, but Tab from its last button would go to the browser's
-   * own controls; this keeps it going round the dialog, as a dialog that traps the focus does.
-   */
-  const keepFocusInside = (event: KeyboardEvent) => {
-    if (event.key !== 'Tab' || !dialog.current) return;
-    const focusable = [...dialog.current.querySelectorAll<HTMLElement>('button:not(:disabled), a[href], input:not(:disabled), [tabindex="0"]')];
-    const first = focusable[0];
-    const last = focusable.at(-1);
-    if (!first || !last) return;
-    if (event.shiftKey && document.activeElement === first) {
-      event.preventDefault();
-      last.focus();
-    } else if (!event.shiftKey && document.activeElement === last) {
-      event.preventDefault();
-      first.focus();
-    }
-  };
-
   return (
     <dialog
       ref={dialog}
@@ -89,4 +70,24 @@ export function ConfirmDialog({ open, title, children, confirmLabel, busyLabel =
       </div>
     </dialog>
   );
+}
+
+/**
+ * Keeps Tab going round an open modal `<dialog>`: the page behind is already inert, but Tab from its last control
+ * would reach the browser's own. One handler for every dialog of the dashboard.
+ */
+export function keepFocusInside(event: KeyboardEvent) {
+  const dialog = event.currentTarget as HTMLElement | null;
+  if (event.key !== 'Tab' || !dialog) return;
+  const focusable = [...dialog.querySelectorAll<HTMLElement>('button:not(:disabled), a[href], input:not(:disabled), select:not(:disabled), [tabindex="0"]')];
+  const first = focusable[0];
+  const last = focusable.at(-1);
+  if (!first || !last) return;
+  if (event.shiftKey && document.activeElement === first) {
+    event.preventDefault();
+    last.focus();
+  } else if (!event.shiftKey && document.activeElement === last) {
+    event.preventDefault();
+    first.focus();
+  }
 }

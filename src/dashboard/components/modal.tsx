@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { keepFocusInside } from './dialog.js';
 import { useEffect, useId, useRef } from 'preact/hooks';
 
 interface ModalProps {
@@ -48,21 +49,6 @@ export function Modal({ open, title, children, onClose, busy = false, returnFocu
     const target = opener.current;
     if (target instanceof HTMLElement && target.isConnected) target.focus();
     else returnFocus?.();
-  };
-
-  const keepFocusInside = (event: KeyboardEvent) => {
-    if (event.key !== 'Tab' || !dialog.current) return;
-    const focusable = [...dialog.current.querySelectorAll<HTMLElement>('button:not(:disabled), a[href], input:not(:disabled), select:not(:disabled), [tabindex="0"]')];
-    const first = focusable[0];
-    const last = focusable.at(-1);
-    if (!first || !last) return;
-    if (event.shiftKey && document.activeElement === first) {
-      event.preventDefault();
-      last.focus();
-    } else if (!event.shiftKey && document.activeElement === last) {
-      event.preventDefault();
-      first.focus();
-    }
   };
 
   return (
