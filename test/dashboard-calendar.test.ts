@@ -3,7 +3,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { addDays, addMonths, dayOf, instantAt, weekdayOf } from '../src/dashboard/calendar/time.js';
-import { checkAccessibility, hasFocus, launchBrowser, newPage, pageErrors, screenshot, setOwnerPassword, signIn, tabTo } from './support/browser.js';
+import { checkAccessibility, dragTo, hasFocus, launchBrowser, newPage, openCalendar, pageErrors, screenshot, setOwnerPassword, signIn, tabTo } from './support/browser.js';
 import { photo } from './support/images.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 
@@ -113,12 +113,6 @@ async function signedIn(size: 'desktop' | 'phone' = 'desktop') {
   return page;
 }
 
-/** Opens the calendar at a view and a day, once its schedules are shown. */
-async function openCalendar(page: Page, view: string, date: string) {
-  await page.goto(`/calendar?view=${view}&date=${date}`);
-  await page.getByRole('heading', { name: 'Calendar', level: 1 }).waitFor();
-  await page.locator('progress').first().waitFor({ state: 'detached' });
-}
 
 const entry = (page: Page, name: string): Locator => page.locator(`[data-schedule-id="${created[name]!.scheduleId}"]`);
 
@@ -236,25 +230,6 @@ describe('views', () => {
   });
 });
 
-/**
- * Drags `source` onto `target` with the mouse, as a person does: both scrolled into view first (Playwright's dragTo
- * scrolls the target into view with the button already down, which moves the page under the pointer).
- */
-async function drag(page: Page, source: Locator, target: Locator) {
-  await source.scrollIntoViewIfNeeded();
-  let to = (await target.boundingBox())!;
-  const viewport = page.viewportSize()!;
-  if (to.y + Math.min(to.height, 40) > viewport.height) {
-    await page.mouse.wheel(0, to.y + 40 - viewport.height);
-    await expect.poll(async () => (await target.boundingBox())!.y).toBeLessThan(to.y);
-  }
-  const start = (await source.boundingBox())!;
-  to = (await target.boundingBox())!;
-  await page.mouse.move(start.x + start.width / 2, start.y + Math.min(start.height / 2, 20));
-  await page.mouse.down();
-  await page.mouse.move(to.x + to.width / 2, to.y + Math.min(to.height / 2, 20), { steps: 8 });
-  await page.mouse.up();
-}
 
 /** The page renders after the key that opened a dialog: wait for the focus to be in it before pressing on. */
 const waitForFocus = (target: Locator) => expect.poll(() => hasFocus(target)).toBe(true);
@@ -263,13 +238,13 @@ describe('moving', () => {
   test('an entry dragged to the next day (month), then to another hour (week): scheduledAt changes through the API', async () => {
     const page = await signedIn();
     await openCalendar(page, 'month', base);
-    await drag(page, entry(page, 'launch'), page.locator(`.month-grid [data-day="${nextDay}"]`));
+    await dragTo(page, entry(page, 'launch'), page.locator(`.month-grid [data-day="${nextDay}"]`));
     await page.getByRole('status').filter({ hasText: /^Moved “Launch day announcement”/ }).waitFor();
     await page.locator(`.month-grid [data-day="${nextDay}"] [data-schedule-id="${created.launch!.scheduleId}"]`).waitFor();
     expect((await scheduleOf('launch')).scheduledAt).toBe(instantAt(nextDay, '10:00', TZ));
 
     await openCalendar(page, 'week', nextDay);
-    await drag(page, entry(page, 'launch'), page.locator(`.week-grid [data-day="${nextDay}"] [data-hour="14"]`));
+    await dragTo(page, entry(page, 'launch'), page.locator(`.week-grid [data-day="${nextDay}"] [data-hour="14"]`));
     await page.locator(`.week-grid [data-day="${nextDay}"] [data-hour="14"] [data-schedule-id="${created.launch!.scheduleId}"]`).waitFor();
     expect((await scheduleOf('launch')).scheduledAt).toBe(instantAt(nextDay, '14:00', TZ));
     await screenshot(page, 'calendar-week-after-drag');

@@ -1,10 +1,11 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { definePlan, setWorkspacePlan } from '../src/plans.js';
+import { definePlan, setSubscription, setWorkspacePlan } from '../src/plans.js';
+import { dayOf } from '../src/dashboard/calendar/time.js';
 import { blueskyFacets } from '../src/platforms/facets.js';
 import { rules, utf8Length } from '../src/platforms/rules.js';
 import { connectThroughForm, createAccount, postsOf, type TestAccount } from './support/bluesky.js';
-import { checkAccessibility, hasFocus, launchBrowser, newPage, pageErrors, screenshot, signedInOwner, signIn, tabTo } from './support/browser.js';
+import { checkAccessibility, dragTo, hasFocus, launchBrowser, newPage, openCalendar, pageErrors, screenshot, signedInOwner, signIn, tabTo } from './support/browser.js';
 import { photo } from './support/images.js';
 import { startFakeLinkedIn, type FakeLinkedIn } from './support/linkedin.js';
 import { connectLinkedIn, startServiceWithLinkedIn } from './support/linkedin-browser.js';
@@ -180,6 +181,57 @@ test('a post to Bluesky and LinkedIn with two images and alt text: counters, upl
   expect(pageErrors(page)).toEqual([]);
 });
 
+test('the composed post on the calendar: found on its day, dragged to the next, its scheduledAt changed through the API', async () => {
+  const post = (await call(`${service.api}/posts/${scheduledPostId}`, { key: ws.apiKey })).json;
+  const onSky = post.schedules.find((schedule: { integrationId: string }) => schedule.integrationId === sky.id);
+  const onIn = post.schedules.find((schedule: { integrationId: string }) => schedule.integrationId === inn.id);
+  await openCalendar(page, 'month', `${JANUARY}-15`);
+  const item = page.locator(`.month-grid [data-day="${JANUARY}-15"] [data-schedule-id="${onSky.id}"]`);
+  await item.waitFor();
+  // Both channels' entries are on the 15th, each with its channel and the first image's thumbnail.
+  await page.locator(`.month-grid [data-day="${JANUARY}-15"] [data-schedule-id="${onIn.id}"]`).waitFor();
+  expect(await item.locator('img').count()).toBeGreaterThan(0);
+  await dragTo(page, item, page.locator(`.month-grid [data-day="${JANUARY}-16"]`));
+  await page.getByRole('status').filter({ hasText: new RegExp(`^Moved “.*” on ${sky.name} to `) }).waitFor();
+  await page.locator(`.month-grid [data-day="${JANUARY}-16"] [data-schedule-id="${onSky.id}"]`).waitFor();
+  const moved = (await call(`${service.api}/posts/${scheduledPostId}`, { key: ws.apiKey })).json;
+  expect(moved.schedules.map((schedule: { integrationId: string; scheduledAt: string }) => [schedule.integrationId, schedule.scheduledAt]).sort()).toEqual(
+    [
+      [sky.id, `${JANUARY}-16T09:30:00.000Z`],
+      [inn.id, `${JANUARY}-15T09:30:00.000Z`],
+    ].sort(),
+  );
+  await screenshot(page, 'compose-on-the-calendar');
+  expect(pageErrors(page)).toEqual([]);
+});
+
+test('the calendar follows a publish without a reload: Publishing while LinkedIn holds the request, then Published', async () => {
+  const release = fake.holdNext('posts');
+  try {
+    const created = await call(`${service.api}/posts`, {
+      method: 'POST',
+      key: ws.apiKey,
+      body: { rows: [{ content: `Held by LinkedIn a moment ${Date.now()}` }], shared: { selectedIntegrations: [inn.id] }, postAction: 'PUBLISH_NOW' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const post = (await call(`${service.api}/posts/${created.json.postIds[0]}`, { key: ws.apiKey })).json;
+    await openCalendar(page, 'agenda', dayOf(new Date(), ZONE));
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+    const item = page.locator(`[data-schedule-id="${post.schedules[0].id}"]`);
+    await item.getByText('Publishing', { exact: true }).waitFor({ timeout: 20_000 });
+    await screenshot(page, 'calendar-publishing');
+    release();
+    await item.getByText('Published', { exact: true }).waitFor({ timeout: 20_000 });
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    const published = (await call(`${service.api}/posts/${post.id}`, { key: ws.apiKey })).json.schedules[0];
+    expect(published.status).toBe('PUBLISHED');
+    expect(fake.posts.get(published.platformPostId)?.text).toBe(post.content);
+  } finally {
+    release();
+  }
+  expect(pageErrors(page)).toEqual([]);
+}, 60_000);
+
 test('published now to Bluesky: the composer follows it to PUBLISHED, and the PDS holds the record with its facets and first comment', async () => {
   await page.goto('/compose');
   await page.getByRole('checkbox', { name: `${sky.name} (Bluesky)`, exact: true }).check();
@@ -297,6 +349,149 @@ test('a spent quota is said with the API’s message, and the text, channels and
   } finally {
     await setWorkspacePlan(service.service.core.db, ws.workspaceId, 'business');
   }
+  expect(pageErrors(page)).toEqual([]);
+});
+
+test('no subscription: the API’s PAYMENT_REQUIRED is said, the thread and comment stay, and the same post saves as a draft', async () => {
+  await setSubscription(service.service.core.db, ws.workspaceId, 'none');
+  try {
+    await page.goto('/compose');
+    await page.getByRole('checkbox', { name: `${sky.name} (Bluesky)`, exact: true }).check();
+    const text = `Refused for want of a subscription ${Date.now()}`;
+    await page.getByLabel('Text', { exact: true }).fill(text);
+    await page.getByRole('button', { name: 'Add a thread part' }).click();
+    await page.getByLabel('Thread part 2').fill('and its second part');
+    await page.getByLabel('First comment').fill('with a comment');
+    await page.getByLabel('Publish now').check();
+    await page.getByRole('button', { name: 'Publish now' }).click();
+    const alert = page.getByRole('alert').filter({ hasText: 'Nothing can be scheduled or published now.' });
+    await alert.waitFor();
+    const refused = await call(`${service.api}/posts`, {
+      method: 'POST',
+      key: ws.apiKey,
+      body: { rows: [{ content: text }], shared: { selectedIntegrations: [sky.id] }, postAction: 'PUBLISH_NOW' },
+    });
+    expect(refused.status).toBe(402);
+    expect(refused.json.code).toBe('PAYMENT_REQUIRED');
+    expect(await alert.locator('.error').textContent()).toBe(`Nothing can be scheduled or published now. ${refused.json.message}`);
+    expect(await hasFocus(alert)).toBe(true);
+    expect(await page.getByLabel('Text', { exact: true }).inputValue()).toBe(text);
+    expect(await page.getByLabel('Thread part 2').inputValue()).toBe('and its second part');
+    expect(await page.getByLabel('First comment').inputValue()).toBe('with a comment');
+    await screenshot(page, 'compose-payment-required');
+
+    // Drafts need no subscription, as the message says: the same form saves as one.
+    await page.getByLabel('Save as a draft').check();
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    const outcome = page.getByRole('status').filter({ hasText: 'Saved as a draft' });
+    await outcome.waitFor();
+    const postId = (await outcome.getByRole('link', { name: 'Open the post' }).getAttribute('href'))!.split('/').pop()!;
+    const draft = (await call(`${service.api}/posts/${postId}`, { key: ws.apiKey })).json;
+    expect(draft.content).toBe(text);
+    expect(draft.schedules.map((schedule: { status: string; scheduledContent: string; threadOrder: number }) => [schedule.threadOrder, schedule.status, schedule.scheduledContent])).toEqual([
+      [0, 'DRAFT', text],
+      [1, 'DRAFT', 'and its second part'],
+    ]);
+  } finally {
+    await setSubscription(service.service.core.db, ws.workspaceId, 'active');
+  }
+  expect(pageErrors(page)).toEqual([]);
+});
+
+test('an edit while one channel starts publishing: the others change, the publishing one is left as it was, and the answer says so', async () => {
+  const release = fake.holdNext('posts');
+  try {
+    const text = `Before the edit ${Date.now()}`;
+    const created = await call(`${service.api}/posts`, {
+      method: 'POST',
+      key: ws.apiKey,
+      body: { rows: [{ content: text, scheduledAt: `${JANUARY}-20T09:00:00.000Z` }], shared: { selectedIntegrations: [sky.id, inn.id] }, postAction: 'SCHEDULED_TIME' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const postId = created.json.postIds[0] as string;
+    const before = (await call(`${service.api}/posts/${postId}`, { key: ws.apiKey })).json;
+    const onIn = before.schedules.find((schedule: { integrationId: string }) => schedule.integrationId === inn.id);
+    const onSky = before.schedules.find((schedule: { integrationId: string }) => schedule.integrationId === sky.id);
+    await page.goto(`/posts/${postId}`);
+    await page.getByRole('heading', { name: 'Edit post', level: 1 }).waitFor();
+    await page.getByLabel('Text', { exact: true }).waitFor();
+
+    // Meanwhile the LinkedIn schedule is moved to now (by someone else) and the worker starts sending it.
+    const moved = await call(`${service.api}/posts/schedules/${onIn.id}/reschedule`, {
+      method: 'POST',
+      key: ws.apiKey,
+      body: { scheduledAt: new Date(Date.now() + 1500).toISOString() },
+    });
+    expect(moved.status, moved.text).toBe(200);
+    await eventually(
+      async () => (await call(`${service.api}/posts/${postId}`, { key: ws.apiKey })).json,
+      (post) => post.schedules.find((schedule: { id: string }) => schedule.id === onIn.id).status === 'PUBLISHING',
+      20_000,
+    );
+
+    await page.getByLabel('Text', { exact: true }).fill(`${text} (edited)`);
+    await page.getByRole('checkbox', { name: `Different text for ${sky.name} (Bluesky)` }).check();
+    await page.getByRole('textbox', { name: `Text for ${sky.name}` }).fill(`${text} for Bluesky`);
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Post updated; 1 schedule was not altered because it is PUBLISHING' }).waitFor();
+    const after = (await call(`${service.api}/posts/${postId}`, { key: ws.apiKey })).json;
+    expect(after.content).toBe(`${text} (edited)`);
+    expect(after.schedules.find((schedule: { id: string }) => schedule.id === onSky.id).scheduledContent).toBe(`${text} for Bluesky`);
+    expect(after.schedules.find((schedule: { id: string }) => schedule.id === onIn.id).scheduledContent).toBe(text);
+
+    // LinkedIn answers: what goes out is the text it was sending.
+    release();
+    const published = await eventually(
+      async () => (await call(`${service.api}/posts/${postId}`, { key: ws.apiKey })).json.schedules.find((schedule: { id: string }) => schedule.id === onIn.id),
+      (schedule) => schedule.status === 'PUBLISHED',
+      20_000,
+    );
+    expect(fake.posts.get(published.platformPostId)?.text).toBe(text);
+  } finally {
+    release();
+  }
+  expect(pageErrors(page)).toEqual([]);
+}, 60_000);
+
+test('editing a thread: a rewritten part alone is sent, and a part over Bluesky’s limit is blocked with the API’s numbers', async () => {
+  const created = await call(`${service.api}/posts`, {
+    method: 'POST',
+    key: ws.apiKey,
+    body: {
+      rows: [{ content: 'A thread to edit', thread: [{ content: 'Part two' }, { content: 'Part three' }], scheduledAt: `${JANUARY}-21T09:00:00.000Z` }],
+      shared: { selectedIntegrations: [sky.id] },
+      postAction: 'SCHEDULED_TIME',
+    },
+  });
+  expect(created.status, created.text).toBe(201);
+  const postId = created.json.postIds[0] as string;
+  const before = (await call(`${service.api}/posts/${postId}`, { key: ws.apiKey })).json;
+  await page.goto(`/posts/${postId}`);
+  await page.getByRole('heading', { name: 'Edit post', level: 1 }).waitFor();
+  await page.getByLabel('Thread part 2').fill('Part two, rewritten');
+  await page.getByRole('article', { name: `Preview on Bluesky: ${sky.name}` }).getByText('Part two, rewritten').waitFor();
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByRole('status').filter({ hasText: 'Post updated' }).waitFor();
+  const after = (await call(`${service.api}/posts/${postId}`, { key: ws.apiKey })).json;
+  const texts = (post: { schedules: { threadOrder: number; scheduledContent: string; updatedAt: string }[] }) =>
+    post.schedules.sort((a, b) => a.threadOrder - b.threadOrder).map((schedule) => schedule.scheduledContent);
+  expect(texts(after)).toEqual(['A thread to edit', 'Part two, rewritten', 'Part three']);
+  // Only the rewritten part was written: the others keep their updatedAt.
+  const updated = (post: { schedules: { threadOrder: number; updatedAt: string }[] }) => post.schedules.sort((a, b) => a.threadOrder - b.threadOrder).map((schedule) => schedule.updatedAt);
+  const [root, second, third_] = updated(after);
+  expect([root, third_]).toEqual([updated(before)[0], updated(before)[2]]);
+  expect(second).not.toBe(updated(before)[1]);
+
+  const long = 'x'.repeat(301);
+  await page.getByLabel('Thread part 3').fill(long);
+  await counter(sky.name).waitFor();
+  await page.locator('.thread-part .counter.over').getByText('301 / 300', { exact: false }).waitFor();
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  const third = after.schedules.find((schedule: { threadOrder: number }) => schedule.threadOrder === 2);
+  const refused = await call(`${service.api}/posts/${postId}`, { method: 'PATCH', key: ws.apiKey, body: { schedules: [{ id: third.id, content: long }] } });
+  expect(refused.json.code).toBe('CONTENT_TOO_LONG');
+  await page.getByRole('alert').getByText(refused.json.message, { exact: false }).waitFor();
+  expect(texts((await call(`${service.api}/posts/${postId}`, { key: ws.apiKey })).json)).toEqual(['A thread to edit', 'Part two, rewritten', 'Part three']);
   expect(pageErrors(page)).toEqual([]);
 });
 

@@ -70,6 +70,15 @@ describe('PATCH /posts/{id}', () => {
     expect(comment.json.code).toBe('CONTENT_TOO_LONG');
   });
 
+  it('a schedule given its own text in the same change is checked against that text, not the post\'s new one', async () => {
+    const post = await create({ content: 'Short' });
+    const long = 'L'.repeat(400);
+    const answer = await patch(post.id, { content: long, schedules: [{ id: scheduleOn(post, bluesky).id, content: 'Short for Bluesky' }] });
+    expect(answer.status, answer.text).toBe(200);
+    const after = (await rest(`/posts/${post.id}`)).json;
+    expect([after.content, scheduleOn(after, bluesky).scheduledContent, scheduleOn(after, linkedin).scheduledContent]).toEqual([long, 'Short for Bluesky', long]);
+  });
+
   it('edits schedules one by one, refuses a published one with 409, and replaces tags and the first comment', async () => {
     const tag = await ws.admin('createTag', { name: 'Patched' });
     const foreign = await other.admin('createTag', { name: 'Theirs' });

@@ -8,6 +8,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { operations } from '../operations/index.js';
 import { definePlan, setWorkspacePlan } from '../src/plans.js';
+import { openStorage } from '../src/storage/index.js';
 import { createAccount } from './support/bluesky.js';
 import { photo } from './support/images.js';
 import { call, eventually, settledScheduleOf, startTestService, type TestService, type Workspace } from './support/service.js';
@@ -606,5 +607,39 @@ describe('complete and delete at the same moment', () => {
     expect(deleted.status).toBe(200);
     expect(completed.status, completed.text).toBe(404);
     expect(completed.json.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('where the signed URLs point (the origin the dashboard\'s CSP opens for its PUTs)', () => {
+  const aws = (bucket: string, credentials?: { accessKeyId: string; secretAccessKey: string }) => ({
+    bucket,
+    region: 'eu-west-1',
+    endpoint: undefined,
+    credentials,
+    publicUrl: 'https://cdn.example.com/media',
+  });
+  const signedOrigin = async (storage: Awaited<ReturnType<typeof openStorage>>) =>
+    new URL(
+      (await storage.presignPut({ key: 'a/b.png', contentType: 'image/png', size: 1, sha256Base64: sha256(Buffer.from('x')), signedAt: new Date(), expiresInSeconds: 60 })).url,
+    ).origin;
+
+  it('is the origin of the URLs the SDK signs: virtual-hosted on AWS, by path for a dotted bucket, read without credentials', async () => {
+    const keys = { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'example-secret' };
+    for (const [bucket, origin] of [
+      ['postwise-media', 'https://postwise-media.s3.eu-west-1.amazonaws.com'],
+      ['media.example.com', 'https://s3.eu-west-1.amazonaws.com'],
+    ] as const) {
+      // No credentials: the AWS default chain is not asked at start (it might be an instance's metadata service).
+      const anonymous = await openStorage({ s3: aws(bucket), dataDir: '/nonexistent' });
+      expect(anonymous.origins).toEqual({ upload: origin, public: 'https://cdn.example.com' });
+      await anonymous.close();
+      const signing = await openStorage({ s3: aws(bucket, keys), dataDir: '/nonexistent' });
+      expect(await signedOrigin(signing)).toBe(origin);
+      await signing.close();
+    }
+  });
+
+  it('is the embedded store\'s own origin when it runs', async () => {
+    expect(await signedOrigin(service.service.core.app.storage)).toBe(service.service.core.app.storage.origins.upload);
   });
 });

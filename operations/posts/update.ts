@@ -49,7 +49,7 @@ export default defineOperation({
     'INVALID_STATE.',
     '',
     '- `content`: the post\'s text, and the text of each unpublished schedule that published the post\'s text (a schedule with its',
-    '  own content, an override, keeps it; thread parts keep theirs).',
+    '  own content, an override, keeps it; one named in `schedules` with a `content` takes that one; thread parts keep theirs).',
     '- `media`: replaces the post\'s media (ids of completed uploads, in order, with alt text; [] removes them), checked against',
     '  each unpublished schedule\'s platform (400 MEDIA_RULE_VIOLATED).',
     '- `tagIds`: replaces the post\'s tags. `firstComment`: on every unpublished schedule (null removes it). `isEvergreen`.',
@@ -113,7 +113,10 @@ export default defineOperation({
         if (edit.content !== undefined) check(`body.schedules[${index}].content`, edit.content, schedule);
         updates.push(edit);
       }
-      const following = change.content === undefined ? [] : roots.filter((root) => editable(root) && root.scheduledContent === post.content);
+      // A schedule given its own text in `schedules` takes that one, and is checked against that one only.
+      const ownText = new Set(updates.filter((edit) => edit.content !== undefined).map((edit) => edit.id));
+      const following =
+        change.content === undefined ? [] : roots.filter((root) => editable(root) && root.scheduledContent === post.content && !ownText.has(root.id));
       for (const root of following) check('body.content', change.content!, root);
       if (typeof change.firstComment === 'string') for (const root of roots.filter(editable)) check('body.firstComment', change.firstComment, root, 'comment');
       if (change.tagIds) {

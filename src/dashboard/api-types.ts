@@ -451,7 +451,7 @@ export interface paths {
          *     INVALID_STATE.
          *
          *     - `content`: the post's text, and the text of each unpublished schedule that published the post's text (a schedule with its
-         *       own content, an override, keeps it; thread parts keep theirs).
+         *       own content, an override, keeps it; one named in `schedules` with a `content` takes that one; thread parts keep theirs).
          *     - `media`: replaces the post's media (ids of completed uploads, in order, with alt text; [] removes them), checked against
          *       each unpublished schedule's platform (400 MEDIA_RULE_VIOLATED).
          *     - `tagIds`: replaces the post's tags. `firstComment`: on every unpublished schedule (null removes it). `isEvergreen`.

@@ -42,13 +42,12 @@ const defaultCacheDir = join(projectRoot, 'node_modules', '.cache', 'postwise-da
  * from elsewhere because channel avatars live on the platforms' CDNs, and the store's media is named all the same.
  */
 export function contentSecurityPolicy(store?: { upload: string; public: string }): string {
-  const storeOrigins = store ? [...new Set([store.upload, store.public])].map((origin) => ` ${origin}`).join('') : '';
   return [
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
-    `img-src 'self' data: https: http:${storeOrigins}`,
-    `connect-src 'self'${storeOrigins}`,
+    `img-src 'self' data: https: http:${store ? ` ${store.public}` : ''}`,
+    `connect-src 'self'${store ? ` ${store.upload}` : ''}`,
     "form-action 'self'",
     "base-uri 'none'",
     "frame-ancestors 'none'",

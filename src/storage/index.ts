@@ -36,28 +36,39 @@ export async function openStorage(config: Pick<Config, 's3' | 'dataDir'> & Parti
   return s3Storage(embedded.config, embedded.stop);
 }
 
-function s3Storage(s3: S3Config, stop: () => Promise<void>): Storage {
+/**
+ * The origin of the URLs the SDK signs for this store: virtual-hosted on AWS (bucket.s3.region.amazonaws.com), but
+ * path-style for a bucket whose name has dots (TLS would not match), and path-style on any endpoint. Asked of the SDK
+ * itself rather than guessed, with made-up credentials, because signing is local and the real ones may come from a
+ * provider chain that would have to be reached at start.
+ */
+async function uploadOrigin(s3: S3Config, settings: ConstructorParameters<typeof S3Client>[0]): Promise<string> {
+  const probe = new S3Client({ ...settings, credentials: { accessKeyId: 'origin-probe', secretAccessKey: 'origin-probe' } });
+  try {
+    return new URL(await getSignedUrl(probe, new PutObjectCommand({ Bucket: s3.bucket, Key: 'origin-probe' }))).origin;
+  } finally {
+    probe.destroy();
+  }
+}
+
+async function s3Storage(s3: S3Config, stop: () => Promise<void>): Promise<Storage> {
   // The SDK warns on Node 20 that its releases from 2027 on need Node 22. package.json pins a release that runs on
   // 20, so the warning says nothing to an operator, and it would be the one stray line of every command's output.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const client = new S3Client({
+  const settings = {
     region: s3.region,
     endpoint: s3.endpoint,
     // MinIO and the embedded server address buckets by path; AWS itself takes virtual hosts.
     forcePathStyle: s3.endpoint !== undefined,
-    credentials: s3.credentials,
     // Checksums only where we ask for them (the presigned SHA-256); the SDK's default CRC32 trailers are not
     // understood by every S3-compatible store.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  } as const;
+  const client = new S3Client({ ...settings, credentials: s3.credentials });
   const Bucket = s3.bucket;
   return {
-    origins: {
-      // Path-style on an endpoint; AWS's presigned URLs are virtual-hosted (bucket.s3.region.amazonaws.com).
-      upload: new URL(s3.endpoint ?? `https://${s3.bucket}.s3.${s3.region}.amazonaws.com`).origin,
-      public: new URL(s3.publicUrl).origin,
-    },
+    origins: { upload: await uploadOrigin(s3, settings), public: new URL(s3.publicUrl).origin },
     publicUrl: (key) => `${s3.publicUrl}/${key.split('/').map(encodeURIComponent).join('/')}`,
     async presignPut({ key, contentType, size, sha256Base64, signedAt, expiresInSeconds }) {
       const command = new PutObjectCommand({ Bucket, Key: key, ContentType: contentType, ContentLength: size, ChecksumSHA256: sha256Base64 });

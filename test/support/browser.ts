@@ -2,7 +2,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { createAccountLink, firstRunSetupLink } from '../../src/sessions.js';
 import { chromiumExecutable } from './chromium.js';
 import type { TestService, Workspace } from './service.js';
@@ -293,4 +293,31 @@ export async function signedInOwner(browser: Browser, service: TestService, ws: 
 /** The value of the page's session cookie (to call with it from outside the browser), or undefined. */
 export async function sessionCookie(page: Page): Promise<string | undefined> {
   return (await page.context().cookies()).find((cookie) => cookie.name === 'postwise_session')?.value;
+}
+
+/** Opens the calendar at a view and a day, once its schedules are shown. */
+export async function openCalendar(page: Page, view: string, date: string) {
+  await page.goto(`/calendar?view=${view}&date=${date}`);
+  await page.getByRole('heading', { name: 'Calendar', level: 1 }).waitFor();
+  await page.locator('progress').first().waitFor({ state: 'detached' });
+}
+
+/**
+ * Drags `source` onto `target` with the mouse, as a person does: both scrolled into view first (Playwright's dragTo
+ * scrolls the target into view with the button already down, which moves the page under the pointer).
+ */
+export async function dragTo(page: Page, source: Locator, target: Locator) {
+  await source.scrollIntoViewIfNeeded();
+  let to = (await target.boundingBox())!;
+  const viewport = page.viewportSize()!;
+  if (to.y + Math.min(to.height, 40) > viewport.height) {
+    await page.mouse.wheel(0, to.y + 40 - viewport.height);
+    await expect.poll(async () => (await target.boundingBox())!.y).toBeLessThan(to.y);
+  }
+  const start = (await source.boundingBox())!;
+  to = (await target.boundingBox())!;
+  await page.mouse.move(start.x + start.width / 2, start.y + Math.min(start.height / 2, 20));
+  await page.mouse.down();
+  await page.mouse.move(to.x + to.width / 2, to.y + Math.min(to.height / 2, 20), { steps: 8 });
+  await page.mouse.up();
 }

@@ -86,6 +86,8 @@ export interface FakeLinkedIn {
   expireAccessTokens(member: FakeMember): void;
   /** The next request to POST /rest/posts (or comments, or images' initializeUpload) meets `fault`. */
   failNext(path: 'posts' | 'comments' | 'images', fault: Fault): void;
+  /** The next request to POST /rest/posts waits, unanswered, until the returned function is called (a slow LinkedIn). */
+  holdNext(path: 'posts'): () => void;
   /** The tokens revoked by the app at `/oauth/v2/revoke`; LinkedIn refuses each of them from then on. */
   revokedTokens: Set<string>;
   /** How long the revocation endpoint takes to answer (0: at once): a LinkedIn slower than the client waits for. */
@@ -111,6 +113,11 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
   const accessTokens = new Map<string, Token>();
   const refreshTokens = new Map<string, Token & { accessScopes: Set<string> }>();
   const faults: Record<'posts' | 'comments' | 'images', Fault[]> = { posts: [], comments: [], images: [] };
+  const holds: Record<'posts', Promise<void>[]> = { posts: [] };
+  const held = (path: 'posts') => async (_req: Request, _res: Response, next: () => void) => {
+    await holds[path].shift();
+    next();
+  };
   let signedIn: FakeMember | undefined;
   let counter = 7_100_000_000_000_000_000n;
   const nextId = () => (counter += 1n).toString();
@@ -137,6 +144,11 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
       for (const token of accessTokens.values()) if (token.sub === member.sub) token.expiresAt = Date.now() - 1000;
     },
     failNext: (path, fault) => void faults[path].push(fault),
+    holdNext: (path) => {
+      let release!: () => void;
+      holds[path].push(new Promise<void>((resolve) => (release = resolve)));
+      return release;
+    },
     revokedTokens: new Set(),
     revocationDelayMs: 0,
     posts: new Map(),
@@ -410,7 +422,7 @@ export async function startFakeLinkedIn(): Promise<FakeLinkedIn> {
     res.status(201).end();
   });
 
-  app.post('/rest/posts', versioned, readJson, (req, res) => {
+  app.post('/rest/posts', held('posts'), versioned, readJson, (req, res) => {
     const token = authorize(req, res);
     if (!token) return;
     if (!req.is('application/json')) return restError(res, 415, 'Content-Type must be application/json');

@@ -119,37 +119,49 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
   /** What the API would refuse, worded and numbered as it words them, in the order it checks them. */
   const problems = useMemo(() => {
     const found: string[] = [];
-    const overrideIndex = chosen.filter((channel) => overrides[channel.id] !== undefined).map((channel) => channel.id);
     const images = attachedImages(media);
-    // Editing sends each changeable schedule its text (body.schedules[i], in this order); the others are not checked.
-    const editable = roots.filter(isEditable).map((root) => root.integrationId);
+    const tooLong = (field: string, channel: Pick<Integration, 'name' | 'platform'>, text: string, as: 'post' | 'comment' = 'post') => {
+      const refusal = contentTooLongMessage(field, { name: channel.name, platform: channel.platform }, text, as);
+      if (refusal) found.push(refusal);
+    };
+    if (post) {
+      // Editing: what the PATCH changes, checked where the API checks it; a publishing or published schedule takes nothing.
+      const edits = textEdits(post, content, overrides, thread);
+      const live = roots.filter(isEditable);
+      edits.schedules.forEach((edit, index) => tooLong(`body.schedules[${index}].content`, edit.integration, edit.content));
+      if (edits.content !== undefined) {
+        for (const root of live) if (follows(post, root) && !edits.schedules.some((edit) => edit.id === root.id)) tooLong('body.content', root.integration, edits.content);
+      }
+      if (firstComment.trim() && firstComment !== (roots[0]?.firstComment ?? '')) for (const root of live) tooLong('body.firstComment', root.integration, firstComment, 'comment');
+      for (const root of live) {
+        const violation = mediaRuleMessage('body.media', root.integration, images);
+        if (violation) found.push(violation);
+      }
+      return found;
+    }
+    const overrideIndex = chosen.filter((channel) => overrides[channel.id] !== undefined).map((channel) => channel.id);
     chosen.forEach((channel) => {
       const target = { name: channel.name, platform: channel.platform };
-      if (editing && !editable.includes(channel.id)) return;
-      if (!editing && threadParts.length) {
+      if (threadParts.length) {
         const refused = threadRefusedMessage('rows[0].thread', target);
         if (refused) found.push(refused);
       }
       const own = overrides[channel.id] !== undefined;
-      const field = editing ? `body.schedules[${editable.indexOf(channel.id)}].content` : own ? `rows[0].overrides[${overrideIndex.indexOf(channel.id)}].content` : 'rows[0].content';
-      const texts: [string, string, 'post' | 'comment'][] = [[field, textFor(channel.id), 'post']];
-      if (!editing && rules[channel.platform].threads) threadParts.forEach((part, part_) => texts.push([`rows[0].thread[${part_}].content`, part, 'post']));
-      if (firstComment.trim()) texts.push([editing ? 'body.firstComment' : 'rows[0].firstComment', firstComment, 'comment']);
-      for (const [name, text, as] of texts) {
-        const refusal = contentTooLongMessage(name, target, text, as);
-        if (refusal) found.push(refusal);
-      }
-      const violation = mediaRuleMessage(editing ? 'body.media' : 'rows[0].media', target, images);
+      tooLong(own ? `rows[0].overrides[${overrideIndex.indexOf(channel.id)}].content` : 'rows[0].content', channel, textFor(channel.id));
+      if (rules[channel.platform].threads) threadParts.forEach((part, index) => tooLong(`rows[0].thread[${index}].content`, channel, part));
+      if (firstComment.trim()) tooLong('rows[0].firstComment', channel, firstComment, 'comment');
+      const violation = mediaRuleMessage('rows[0].media', target, images);
       if (violation) found.push(violation);
     });
     return found;
-  }, [chosen, content, overrides, thread, firstComment, media, editing]);
+  }, [chosen, content, overrides, thread, firstComment, media, post]);
 
   /** What must be done before anything is sent (not a platform's rule): no channel, no text, uploads under way. */
   const missing = [
     chosen.length === 0 ? 'Choose at least one channel.' : '',
     content.trim() === '' ? 'Write the post’s text.' : '',
     chosen.some((channel) => overrides[channel.id] !== undefined && overrides[channel.id]!.trim() === '') ? 'A channel’s own text is empty: write it, or use the post’s text.' : '',
+    editing && thread.some((part) => part.trim() === '') ? 'A thread part is empty: write it (a part is removed by deleting its schedule in the calendar).' : '',
     media.some((item) => item.step !== 'done' && item.step !== 'failed') ? 'Wait for the images to finish uploading.' : '',
     media.some((item) => item.step === 'failed') ? 'Remove the images that could not be uploaded.' : '',
     action === 'SCHEDULED_TIME' && !zonedToIso(date, time, timeZone) ? `Choose the date and time (${timeZone}).` : '',
@@ -197,14 +209,16 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
       const key = idempotencyKey.current;
       saved = await submit.run(() => call(api.POST('/posts', { body, headers: { 'Idempotency-Key': key } })));
     } else {
-      const editable = roots.filter(isEditable);
+      // Only what changed: a schedule that turned PUBLISHING since the page loaded refuses any change named to it, and
+      // replacing the media or tags with the same list would still rewrite them.
+      const edits = textEdits(post, content, overrides, thread);
+      const comment = firstComment.trim() ? firstComment : null;
       const body = {
-        content,
-        // Only what changed: replacing the media or tags with the same list would still rewrite them.
+        ...(edits.content !== undefined && { content: edits.content }),
         ...(!sameList(tagIds, post.tagIds) && { tagIds }),
-        firstComment: firstComment.trim() ? firstComment : null,
+        ...(comment !== (roots[0]?.firstComment ?? null) && { firstComment: comment }),
         ...(!sameList(mediaList, post.attachments.map((a) => ({ id: a.mediaId, ...(a.altText && { altText: a.altText }) }))) && { media: mediaList }),
-        schedules: editable.map((root) => ({ id: root.id, content: textFor(root.integrationId) })),
+        ...(edits.schedules.length && { schedules: edits.schedules.map(({ id, content }) => ({ id, content })) }),
         ...(action !== 'KEEP' && action !== 'DRAFT' && hasDrafts && { postAction: action, ...(scheduledAt && { scheduledAt }) }),
       };
       saved = await submit.run(() => call(api.PATCH('/posts/{id}', { params: { path: { id: post.id } }, body })));
@@ -329,11 +343,26 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
           <legend>Thread</legend>
           {editing ? (
             thread.length ? (
-              <ol class="thread-readonly">
-                {thread.map((part, index) => (
-                  <li key={index}>{part}</li>
-                ))}
-              </ol>
+              <>
+                <p class="hint">A part is changed here while it is not published; it is removed by deleting its schedule in the calendar.</p>
+                {thread.map((part, index) =>
+                  partsAt(post, index + 1).some(isEditable) ? (
+                    <div key={index} class="thread-part">
+                      <TextArea
+                        label={`Thread part ${index + 2}`}
+                        value={part}
+                        onInput={(value) => setThread((list) => list.map((item, at) => (at === index ? value : item)))}
+                        rows={3}
+                        counters={partsAt(post, index + 1).filter(isEditable).map((schedule) => ({ channel: schedule.integration, text: part, as: 'post' as const }))}
+                      />
+                    </div>
+                  ) : (
+                    <p key={index} class="thread-readonly">
+                      <strong>Thread part {index + 2}</strong> ({STATUS_LABELS[partsAt(post, index + 1)[0]!.status]}): {part}
+                    </p>
+                  ),
+                )}
+              </>
             ) : (
               <p class="hint">No thread parts. Parts are added when a post is written.</p>
             )
@@ -473,10 +502,39 @@ const sameList = (a: unknown[], b: unknown[]) => JSON.stringify(a) === JSON.stri
 /** Whether PATCH /posts/{id} may change the schedule (not while it is publishing or published). */
 const isEditable = (schedule: Schema<'Schedule'>) => schedule.status === 'DRAFT' || schedule.status === 'FAILED' || schedule.status === 'SCHEDULED';
 
+/** Whether the schedule publishes the post's own text, so that a change of `content` reaches it (as the API decides). */
+const follows = (post: Post, root: Schema<'Schedule'>) => root.scheduledContent === post.content;
+
+/**
+ * The texts an edit changes, as PATCH /posts/{id} takes them: `content` when the post's text changed, and in
+ * `schedules` only the changeable schedules whose text is their own and changed (an override added, changed or removed;
+ * a thread part rewritten), so that one which started publishing meanwhile is not named, and nothing unchanged is sent.
+ */
+function textEdits(post: Post, content: string, overrides: Record<string, string>, thread: string[]) {
+  const written = threadOf(post);
+  const textOf = (schedule: Schema<'Schedule'>) =>
+    schedule.threadOrder === 0
+      ? (overrides[schedule.integrationId] ?? content)
+      : thread[schedule.threadOrder - 1] !== written[schedule.threadOrder - 1]
+        ? thread[schedule.threadOrder - 1]!
+        : schedule.scheduledContent;
+  return {
+    content: content === post.content ? undefined : content,
+    schedules: post.schedules
+      .filter((schedule) => isEditable(schedule) && textOf(schedule) !== schedule.scheduledContent)
+      // A first schedule publishing the post's text follows `content` without being named.
+      .filter((schedule) => !(schedule.threadOrder === 0 && follows(post, schedule) && textOf(schedule) === content))
+      .map((schedule) => ({ id: schedule.id, content: textOf(schedule), integration: schedule.integration })),
+  };
+}
+
 function submitLabel(action: Action, editing: boolean): string {
   if (editing) return action === 'KEEP' ? 'Save changes' : action === 'PUBLISH_NOW' ? 'Save and publish now' : 'Save and schedule';
   return { DRAFT: 'Save draft', NEXT_WINDOW: 'Schedule at the next free slot', SCHEDULED_TIME: 'Schedule', PUBLISH_NOW: 'Publish now', KEEP: 'Save' }[action];
 }
+
+/** The post's thread parts at `order` (1 is the second part), one per channel that has a thread. */
+const partsAt = (post: Post, order: number) => post.schedules.filter((schedule) => schedule.threadOrder === order);
 
 function threadOf(post: Post): string[] {
   const first = post.schedules.find((schedule) => schedule.threadOrder === 0);
@@ -529,7 +587,7 @@ function ChannelAvatar({ name, image }: { name: string; image: string | null }) 
 }
 
 interface CounterSpec {
-  channel: Integration;
+  channel: Pick<Integration, 'id' | 'name' | 'platform'>;
   text: string;
   as: 'post' | 'comment';
 }
@@ -789,7 +847,7 @@ function TagPicker({ tags, tagIds, setTagIds, onTagCreated }: { tags: Tag[]; tag
 function SubmitError({ error }: { error: ApiError }) {
   const lead: Record<string, string> = {
     POST_QUOTA_EXCEEDED: 'The monthly post quota is spent.',
-    PAYMENT_REQUIRED: 'The workspace has no active subscription.',
+    PAYMENT_REQUIRED: 'Nothing can be scheduled or published now.',
     CONTENT_TOO_LONG: 'A text is too long for a channel.',
     MEDIA_RULE_VIOLATED: 'The images break a channel’s rules.',
     STORAGE_QUOTA_EXCEEDED: 'The storage allowance is spent.',
