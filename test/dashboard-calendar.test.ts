@@ -283,7 +283,7 @@ describe('moving', () => {
     await waitForFocus(dialog.getByRole('link', { name: 'Open in the composer' }));
     await tabTo(page, 'Move to…', { maxTabs: 5 });
     await page.keyboard.press('Enter');
-    await dialog.getByLabel('Date').waitFor();
+    await waitForFocus(dialog.getByLabel('Date'));
     const [year, month, day] = nextDay.split('-');
     await page.keyboard.type(`${month}${day}${year}`);
     // Tab goes through the date's own parts (month, day, year) before the time.
@@ -304,7 +304,7 @@ describe('moving', () => {
     await waitForFocus(dialog.getByRole('link', { name: 'Open in the composer' }));
     await tabTo(page, 'Move to…', { maxTabs: 5 });
     await page.keyboard.press('Enter');
-    await dialog.getByLabel('Date').waitFor();
+    await waitForFocus(dialog.getByLabel('Date'));
     await page.keyboard.type('01022020');
     await tabTo(page, 'Move', { maxTabs: 10 });
     await page.keyboard.press('Enter');

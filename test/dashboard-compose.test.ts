@@ -518,6 +518,8 @@ test('the composer at a phone’s width: nothing wider than the screen, no serio
 test('by keyboard alone: a post composed, a tag created, scheduled at the next free slot (which one is said), then edited', async () => {
   await page.goto('/compose');
   await page.getByRole('heading', { name: 'Compose', level: 1 }).waitFor();
+  // The channels arrive after the heading (a slow machine shows "Loading…" a while): tab once they are there.
+  await page.getByRole('checkbox', { name: `${inn.name} (LinkedIn)`, exact: true }).waitFor();
   await tabTo(page, `${inn.name} (LinkedIn)`);
   await page.keyboard.press('Space');
   await tabTo(page, 'Text');

@@ -1,0 +1,343 @@
+/**
+ * `postwise`: the command-line client (docs/cli.md). Its commands are made from src/cli/operations.json, which
+ * tools/generate-client.ts writes from the operation registry: an operation added to the server is a command here
+ * with no line written for it. It talks to a server over HTTP only, with a key or a dashboard session.
+ */
+import { createInterface } from 'node:readline/promises';
+import { Writable } from 'node:stream';
+import { Command, CommanderError, Option } from 'commander';
+import { newIdempotencyKey, send, succeeded, type ClientOptions, type Credentials } from './client.js';
+import { completionScript, type CompletionCommand } from './completion.js';
+import { CliFailure, EXIT, usage } from './failure.js';
+import { flagsOf, inputOf, optionsOf, readData, validate } from './flags.js';
+import { commandOf, operations, type CliOperation } from './manifest.js';
+import { itemsOf, nextPageQuery, readable } from './output.js';
+import { configPath, readConfig, writeConfig, type Profile } from './profiles.js';
+
+const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
+
+interface GlobalOptions {
+  baseUrl?: string;
+  apiKey?: string;
+  profile?: string;
+  json?: boolean;
+  verbose?: boolean;
+  retries: string;
+}
+
+const write = (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+const note = (text: string) => process.stderr.write(`${text}\n`);
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A secret from stdin: typed without echo on a terminal, or the first line of what is piped (never from argv). */
+async function readSecret(prompt: string): Promise<string> {
+  if (!process.stdin.isTTY) return (await readStdin()).split(/\r?\n/)[0]!.trim();
+  const muted = new Writable({ write: (_chunk, _encoding, done) => done() });
+  process.stderr.write(prompt);
+  const reader = createInterface({ input: process.stdin, output: muted, terminal: true });
+  const answer = await reader.question('');
+  reader.close();
+  process.stderr.write('\n');
+  return answer.trim();
+}
+
+function profileName(globals: GlobalOptions): string {
+  return globals.profile ?? process.env.POSTWISE_PROFILE ?? 'default';
+}
+
+/** The server, the credentials and the retries of this run: flags, then the environment, then the profile. */
+async function clientOf(globals: GlobalOptions, { needsCredentials = true } = {}): Promise<ClientOptions & { profile: Profile }> {
+  const profile = (await readConfig()).profiles[profileName(globals)] ?? {};
+  const apiKey = globals.apiKey ?? process.env.POSTWISE_API_KEY ?? profile.apiKey;
+  const credentials: Credentials = apiKey ? { apiKey } : profile.session ? { session: profile.session } : undefined;
+  if (needsCredentials && !credentials) {
+    throw new CliFailure(
+      'NOT_LOGGED_IN',
+      `No credentials for profile "${profileName(globals)}": run \`postwise login\`, or give --api-key or POSTWISE_API_KEY`,
+      EXIT.auth,
+    );
+  }
+  const retries = Number(globals.retries);
+  if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw usage(`--retries: expected a whole number from 0 to 10, got "${globals.retries}"`);
+  return {
+    baseUrl: (globals.baseUrl ?? process.env.POSTWISE_BASE_URL ?? profile.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, ''),
+    credentials,
+    retries,
+    trace: globals.verbose ? note : undefined,
+    profile,
+  };
+}
+
+/** Exactly the REST body when piped or with --json; a table or a block on a terminal. */
+function print(globals: GlobalOptions, answer: { text: string; json: unknown }) {
+  if (!answer.text) return;
+  if (globals.json || !process.stdout.isTTY || answer.json === undefined) write(answer.text);
+  else write(readable(answer.json));
+}
+
+/** The path with its parameters filled in from the input. */
+const pathOf = (operation: CliOperation, values: Record<string, unknown>) =>
+  operation.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(values[name] ?? '')));
+
+async function runOperation(operation: CliOperation, command: Command, positional: string[]) {
+  const options = command.opts<Record<string, unknown>>();
+  const globals = command.optsWithGlobals<GlobalOptions>();
+  const data = typeof options.data === 'string' ? await readData(options.data, readStdin) : undefined;
+  const input = inputOf(operation, flagsOf(operation), options, positional.filter((value) => value !== undefined), data);
+  const files = (options.media as string[] | undefined) ?? [];
+  const alts = (options.alt as string[] | undefined) ?? [];
+  if (alts.length > files.length) throw usage(`--alt: ${alts.length} alt texts for ${files.length} --media files; give them in the same order`);
+  // The files stand in for the media: checked together with everything else before anything is uploaded.
+  const placeholder = '00000000-0000-4000-8000-000000000000';
+  const withMedia = (ids: string[]) => {
+    const rows = (input.body?.rows as Record<string, unknown>[] | undefined) ?? [];
+    for (const row of rows) row.media ??= ids.map((id, index) => ({ id, ...(alts[index] && { altText: alts[index] }) }));
+  };
+  if (files.length) withMedia(files.map(() => placeholder));
+  validate(operation, input);
+  const client = await clientOf(globals);
+  if (files.length) {
+    const { progressBar, uploadFile } = await import('./uploads.js');
+    const uploaded = [];
+    for (const file of files) uploaded.push(await uploadFile(client, file, process.stderr.isTTY ? progressBar(process.stderr) : undefined));
+    for (const row of (input.body?.rows as Record<string, unknown>[] | undefined) ?? []) delete row.media;
+    withMedia(uploaded.map((result) => String(result.mediaId)));
+  }
+  const call = {
+    method: operation.method,
+    path: pathOf(operation, input.path),
+    query: input.query,
+    body: input.body,
+    idempotencyKey: operation.idempotent ? ((options.idempotencyKey as string | undefined) ?? newIdempotencyKey()) : undefined,
+  };
+  if (!options.all) return print(globals, succeeded(await send(client, call)));
+  // Every page, one item per line; a page that repeats an item (a list changing under the walk) prints it once.
+  const seen = new Set<string>();
+  let query: Record<string, unknown> | undefined = call.query;
+  while (query) {
+    const answer = succeeded(await send(client, { ...call, query }));
+    for (const item of itemsOf(answer.json) ?? []) {
+      const line = JSON.stringify(item);
+      const id = (item as { id?: unknown })?.id;
+      const key = id === undefined ? line : String(id);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      write(line);
+    }
+    query = nextPageQuery(answer.json, query);
+  }
+}
+
+/** One command per operation, grouped by resource, with its flags made from the operation's input schema. */
+function addOperationCommands(program: Command): CompletionCommand[] {
+  const groups = new Map<string, Command>();
+  const completions: CompletionCommand[] = [];
+  for (const operation of operations) {
+    const { resource, action } = commandOf(operation);
+    let group = groups.get(resource);
+    if (!group) {
+      group = program.command(resource).description(`${resource}: ${operations.filter((other) => commandOf(other).resource === resource).map((other) => commandOf(other).action).join(', ')}`);
+      groups.set(resource, group);
+    }
+    const command = group.command(action).summary(operation.summary).description(`${operation.summary}.`);
+    const pathNames = Object.keys(operation.input.path?.properties ?? {});
+    for (const name of pathNames) command.argument(`[${name}]`, `the ${name} (or --${name.replace(/([A-Z])/g, '-$1').toLowerCase()})`);
+    const required = new Set([...(operation.input.body?.required ?? []), ...(operation.input.query?.required ?? []), ...(operation.input.path?.required ?? [])]);
+    const fields = flagsOf(operation);
+    for (const field of fields) for (const option of optionsOf(field, field.at.length === 1 && required.has(field.at[0]!))) command.addOption(option);
+    if (operation.method !== 'GET') command.option('--data <json>', 'The whole body: JSON, @file.json, or - for stdin; flags override its fields');
+    if (operation.idempotent) command.option('--idempotency-key <key>', 'Sent as Idempotency-Key (one is generated otherwise, and kept across retries)');
+    if (operation.method === 'GET' && !pathNames.length) command.option('--all', 'Every page, one item per line (JSON lines)');
+    if (operation.id === 'createPost') {
+      const repeat = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+      command.addOption(new Option('--media <file>', 'An image to upload and attach to every row without media (repeatable, in order)').argParser(repeat));
+      command.addOption(new Option('--alt <text>', 'The alt text of the --media file in the same position (repeatable)').argParser(repeat));
+    }
+    command.addHelpText(
+      'after',
+      `\nOperation ${operation.id}: ${operation.method} /api/v1${operation.path} (${operation.visibility}${operation.visibility === 'internal' ? ': a dashboard session only, with `postwise login --email`' : ''}).\n${operation.description ? `\n${operation.description}\n` : ''}`,
+    );
+    command.action(async (...args: unknown[]) => {
+      const self = args.at(-1) as Command;
+      await runOperation(operation, self, args.slice(0, pathNames.length) as string[]);
+    });
+    completions.push({ resource, action, flags: command.options.map((option) => option.long!).filter(Boolean) });
+  }
+  return completions;
+}
+
+function addUploadsPut(program: Command, completions: CompletionCommand[]) {
+  const uploads = program.commands.find((command) => command.name() === 'uploads')!;
+  const put = uploads
+    .command('put')
+    .summary('Upload files: initiate, the signed PUT and complete for each')
+    .description('Upload image files: for each, its SHA-256 computed here, POST /uploads/initiate, the signed PUT with a progress bar on a terminal, and POST /uploads/complete; prints each result.')
+    .argument('<files...>', 'image files (JPEG, PNG, WebP, GIF)')
+    .addOption(new Option('--alt <text>', 'alt text for the file in the same position, echoed in its result as altText (repeatable)').argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]))
+    .action(async (files: string[], options: { alt?: string[] }, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const client = await clientOf(globals);
+      // Loaded when used: reading images' types (file-type) is not for every command's start.
+      const { progressBar, uploadFile } = await import('./uploads.js');
+      const results = [];
+      for (const [index, file] of files.entries()) {
+        const result = await uploadFile(client, file, process.stderr.isTTY ? progressBar(process.stderr) : undefined);
+        results.push({ file, ...result, ...(options.alt?.[index] && { altText: options.alt[index] }) });
+      }
+      // One result per line when piped (JSON lines), so that a script reads each as it comes.
+      for (const result of results) print(globals, { text: JSON.stringify(result), json: result });
+    });
+  completions.push({ resource: 'uploads', action: 'put', flags: put.options.map((option) => option.long!) });
+}
+
+function addAccountCommands(program: Command, completions: CompletionCommand[]) {
+  const login = program
+    .command('login')
+    .description(
+      'Check a key with GET /users/me and keep it in the profile (the key from --api-key, POSTWISE_API_KEY, or stdin so that it stays out of shell history); ' +
+        'with --email, sign in as a dashboard member instead (the password from stdin), which reaches internal operations too.',
+    )
+    .option('--email <email>', 'sign in with a dashboard account; the password is read from stdin')
+    .action(async (options: { email?: string }, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const name = profileName(globals);
+      const client = await clientOf(globals, { needsCredentials: false });
+      const config = await readConfig();
+      const profile: Profile = { ...(config.profiles[name] ?? {}), baseUrl: client.baseUrl };
+      if (options.email) {
+        const password = await readSecret('Password: ');
+        const answer = succeeded(await send({ ...client, credentials: undefined }, { method: 'POST', path: '/auth/login', body: { email: options.email, password } }));
+        const token = /postwise_session=([^;]+)/.exec(answer.headers.get('set-cookie') ?? '')?.[1];
+        const session = answer.json as { csrfToken: string; expiresAt: string; workspace: { id: string; name: string } };
+        if (!token) throw new CliFailure('INTERNAL', 'The server signed in but set no session cookie', EXIT.other);
+        delete profile.apiKey;
+        Object.assign(profile, { session: { token, csrfToken: session.csrfToken, expiresAt: session.expiresAt }, workspace: session.workspace });
+      } else {
+        const apiKey = globals.apiKey ?? process.env.POSTWISE_API_KEY ?? (await readSecret('API key: '));
+        if (!apiKey) throw usage('No key given: pass it on stdin, or with --api-key or POSTWISE_API_KEY');
+        const me = succeeded(await send({ ...client, credentials: { apiKey } }, { method: 'GET', path: '/users/me' })).json as { organizationId?: string; organizationName?: string };
+        delete profile.session;
+        Object.assign(profile, { apiKey }, me.organizationId ? { workspace: { id: me.organizationId, name: me.organizationName ?? '' } } : {});
+      }
+      config.profiles[name] = profile;
+      await writeConfig(config);
+      note(`Logged in to ${client.baseUrl}${profile.workspace?.name ? ` (workspace "${profile.workspace.name}")` : ''} as profile "${name}", with ${profile.session ? 'a dashboard session' : 'an API key'}; saved in ${configPath()}`);
+    });
+  const logout = program
+    .command('logout')
+    .description('Forget the profile\'s key or session (a session also ends on the server)')
+    .action(async (_options: unknown, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const name = profileName(globals);
+      const config = await readConfig();
+      const profile = config.profiles[name];
+      if (profile?.session) {
+        const client = await clientOf(globals, { needsCredentials: false });
+        await send({ ...client, credentials: { session: profile.session } }, { method: 'POST', path: '/auth/logout', body: {} }).catch(() => undefined);
+      }
+      if (profile) {
+        delete profile.apiKey;
+        delete profile.session;
+        await writeConfig(config);
+      }
+      note(`Logged out of profile "${name}"`);
+    });
+  const whoami = program
+    .command('whoami')
+    .description('Who the key or session is: GET /users/me (the same as `postwise users get`)')
+    .action(async (_options: unknown, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      print(globals, succeeded(await send(await clientOf(globals), { method: 'GET', path: '/users/me' })));
+    });
+  const api = program
+    .command('api')
+    .description('Send any request with the profile\'s credentials, as `gh api` does: PATH below /api/v1 (with its query), or from the root when it starts with /api/ or /auth/')
+    .argument('<method>', 'GET, POST, PUT, PATCH or DELETE')
+    .argument('<path>', 'e.g. /posts?limit=5')
+    .option('--data <json>', 'the body: JSON, @file.json, or - for stdin')
+    .option('--idempotency-key <key>', 'sent as Idempotency-Key')
+    .action(async (method: string, path: string, options: { data?: string; idempotencyKey?: string }, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const verb = method.toUpperCase();
+      if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(verb)) throw usage(`${method}: not an HTTP method (GET, POST, PUT, PATCH, DELETE)`);
+      if (!path.startsWith('/')) throw usage(`${path}: a path starts with /`);
+      const body = options.data ? await readData(options.data, readStdin) : undefined;
+      const [pathname, search] = path.split('?', 2) as [string, string | undefined];
+      const query = Object.fromEntries(new URLSearchParams(search ?? ''));
+      print(globals, succeeded(await send(await clientOf(globals), { method: verb, path: pathname, query, body, idempotencyKey: options.idempotencyKey })));
+    });
+  const mcp = program
+    .command('mcp')
+    .description('Serve the server\'s MCP tools over stdio, relayed to its /mcp with the profile\'s key: for MCP clients that launch a process (docs/cli.md has their configuration)')
+    .action(async (_options: unknown, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const client = await clientOf(globals);
+      if (!client.credentials || !('apiKey' in client.credentials)) throw new CliFailure('NOT_LOGGED_IN', 'MCP takes API keys only: log in with a key, or give --api-key or POSTWISE_API_KEY', EXIT.auth);
+      const { runMcpBridge } = await import('./mcp.js');
+      await runMcpBridge({ baseUrl: client.baseUrl, headers: { 'x-api-key': client.credentials.apiKey }, verbose: client.trace });
+    });
+  for (const command of [login, logout, whoami, api, mcp]) completions.push({ resource: command.name(), flags: command.options.map((option) => option.long!) });
+}
+
+function buildProgram(): Command {
+  const program = new Command('postwise')
+    .description('The command-line client of a Postwise server: every operation as `postwise <resource> <action>`, on the same key as REST and MCP (docs/cli.md).')
+    .option('--base-url <url>', `the server (POSTWISE_BASE_URL, or the profile's; ${DEFAULT_BASE_URL} unless given)`)
+    .option('--api-key <key>', 'an API key (POSTWISE_API_KEY, or the profile\'s); prefer `postwise login`, which keeps it out of shell history')
+    .option('--profile <name>', 'the profile to use (POSTWISE_PROFILE; "default" unless given)')
+    .option('--json', 'print the REST body as JSON, also on a terminal')
+    .option('--verbose', 'trace each request and answer on stderr (keys, tokens and signed URLs hidden)')
+    .option('--retries <n>', 'how many times a 429 or a lost connection of a repeatable request is retried', '3')
+    .showSuggestionAfterError()
+    .exitOverride();
+  const completions = addOperationCommands(program);
+  addUploadsPut(program, completions);
+  addAccountCommands(program, completions);
+  program
+    .command('commands')
+    .description('Every command with its operation id, method, path and visibility (--json for scripts and completion)')
+    .action((_options: unknown, command: Command) => {
+      const list = operations.map((operation) => ({ command: Object.values(commandOf(operation)).join(' '), operationId: operation.id, method: operation.method, path: `/api/v1${operation.path}`, visibility: operation.visibility, summary: operation.summary }));
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      print(globals, { text: JSON.stringify(list, null, 2), json: list });
+    });
+  program
+    .command('completion')
+    .description('Print a completion script: bash (source <(postwise completion bash)), zsh, or fish')
+    .argument('<shell>', 'bash, zsh or fish')
+    .action((shell: string) => {
+      if (shell !== 'bash' && shell !== 'zsh' && shell !== 'fish') throw usage(`${shell}: completion is made for bash, zsh and fish`);
+      process.stdout.write(completionScript(shell, completions));
+    });
+  completions.push({ resource: 'commands', flags: ['--json'] }, { resource: 'completion', flags: ['bash', 'zsh', 'fish'] });
+  // Every command answers a usage problem with exit 2 and the help hint, not commander's own exit.
+  const everyCommand = (command: Command): Command[] => [command, ...command.commands.flatMap(everyCommand)];
+  for (const command of everyCommand(program)) command.exitOverride().configureOutput({ outputError: (text, out) => out(text) });
+  return program;
+}
+
+// A reader that stops early (`| head`) is not an error of ours.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
+try {
+  await buildProgram().parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // Help and version are successes; anything else commander refuses is a usage error (it printed why).
+    process.exitCode = error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.help' ? EXIT.ok : EXIT.usage;
+  } else if (error instanceof CliFailure) {
+    note(`${error.code}: ${error.message}`);
+    process.exitCode = error.exitCode;
+  } else {
+    note(`INTERNAL: ${(error as Error).stack ?? String(error)}`);
+    process.exitCode = EXIT.other;
+  }
+}
