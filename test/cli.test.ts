@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -119,7 +119,7 @@ describe('commands from the registry', () => {
     // Each public one answers its --help with its flags.
     const help = await postwise(['posts', 'list', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/--limit <value>\s+Posts per page, 1 to 100; 10 unless given\. \[integer; 1 to\s+100\]/);
+    expect(help.stdout).toMatch(/--limit <value>\s+Posts per page, 1 to 100; 10 unless given\. \[integer; 1 to\s+100;\s+default\s+10\]/);
     expect(help.stdout).toMatch(/--status <value>[\s\S]*one\s+of\s+DRAFT\|SCHEDULED\|PUBLISHING\|PUBLISHED\|FAILED,\s+repeatable/);
     expect(help.stdout).toContain('Operation listPosts: GET /api/v1/posts (public).');
   });
@@ -145,6 +145,31 @@ describe('commands from the registry', () => {
       expect(script.stdout).toContain('reschedule');
     }
     expect((await postwise(['completion', 'powershell'])).code).toBe(2);
+  });
+  it('installs with npm install -g as the postwise command', async () => {
+    const prefix = await mkdtemp(join(tmpdir(), 'postwise-global-'));
+    const install = spawn('npm', ['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', process.cwd()], { stdio: 'ignore' });
+    const [installed] = (await once(install, 'close')) as [number];
+    expect(installed).toBe(0);
+    const child = spawn(join(prefix, 'bin', 'postwise'), ['whoami'], { env: { ...process.env, POSTWISE_BASE_URL: service.base, POSTWISE_API_KEY: ws.apiKey, XDG_CONFIG_HOME: prefix } });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    const [code] = (await once(child, 'close')) as [number];
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toEqual((await rest('/users/me')).json);
+  });
+
+  it('imports no server module: only its own files and the client\'s libraries', async () => {
+    const allowed = new Set(['commander', 'zod', 'qs', 'file-type', '@modelcontextprotocol/sdk', 'tsx']);
+    const sources = ['bin/postwise.mjs', ...(await readdir('src/cli')).filter((name) => name.endsWith('.ts')).map((name) => `src/cli/${name}`)];
+    for (const source of sources) {
+      const text = await readFile(source, 'utf8');
+      for (const [, specifier] of text.matchAll(/(?:from|import\()\s*'([^']+)'/g)) {
+        const local = specifier!.startsWith('./') || specifier === '../src/cli/main.ts';
+        const library = allowed.has(specifier!.startsWith('@') ? specifier!.split('/').slice(0, 2).join('/') : specifier!.split('/')[0]!);
+        expect(local || library || specifier!.startsWith('node:'), `${source} imports ${specifier}`).toBe(true);
+      }
+    }
   });
 });
 
@@ -388,6 +413,10 @@ describe('profiles and secrets', () => {
     const tag = await postwise(['tags', 'create', '--name', 'From the terminal'], { env, key: null });
     expect(tag.code, tag.stderr).toBe(0);
     const token = JSON.parse(await readFile(join(env.XDG_CONFIG_HOME, 'postwise', 'config.json'), 'utf8')).profiles.default.session.token as string;
+    const traced = await postwise(['tags', 'list', '--verbose'], { env, key: null });
+    expect(traced.code).toBe(0);
+    expect(`${traced.stdout}${traced.stderr}`).not.toContain(token);
+    expect(traced.stderr).toContain('cookie: (hidden)');
     expect((await postwise(['logout'], { env, key: null })).code).toBe(0);
     const ended = await fetch(`${service.base}/auth/session`, { headers: { cookie: `postwise_session=${token}` } });
     expect(ended.status).toBe(401);

@@ -71,6 +71,7 @@ export function describeField(field: FieldFlag): string {
     schema.minItems !== undefined ? `at least ${schema.minItems}` : undefined,
     schema.maxItems !== undefined ? `at most ${schema.maxItems}` : undefined,
     nullable ? 'null allowed (in --data)' : undefined,
+    (field.schema.default ?? schema.default) !== undefined ? `default ${JSON.stringify(field.schema.default ?? schema.default)}` : undefined,
   ].filter(Boolean);
   const words = (field.schema.description ?? schema.description ?? '').replace(/\s+/g, ' ').trim();
   return `${words ? `${words} ` : ''}[${[type, ...bounds].join('; ')}]`.trim();
