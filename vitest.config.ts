@@ -6,6 +6,10 @@ export default defineConfig({
     // chromium.ts: where the dashboard tests' browser is unpacked, once per run (test/support/browser.ts).
     globalSetup: ['test/support/postgres.ts', 'test/support/pds.ts', 'test/support/chromium.ts'],
     pool: 'forks',
+    // Two files at a time on two cores: most of a file's time is spent waiting (servers, child processes, a browser,
+    // a worker's poll), so the pair overlaps well (the suite: 13 min one at a time, 9.5 min two at a time). Each
+    // file has its own service, database and ports, so they do not meet.
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 90_000,
   },

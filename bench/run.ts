@@ -18,6 +18,7 @@ import { measure } from './load.js';
 import { parseOptions, type Options } from './options.js';
 import { rssMb } from './procs.js';
 import { measureInProcess, type InProcessFigure } from './in-process.js';
+import { LIST_REQUESTS, makeListsWorkspace, measureLists, renderLists, type ListFigure } from './lists.js';
 import { measurePublishing } from './publishing.js';
 import { buildReport, figuresOf, hasErrors, publishingReport, renderMarkdown, renderPublishing, type PublishingReport, type Report, type Run, type ScenarioFigures } from './report.js';
 import { checkScenario, fetchBytes, POSTS_PATH, scenarios, SCHEDULES_PATH, USERS_ME_PATH } from './scenarios.js';
@@ -128,6 +129,21 @@ async function measureEngine(options: Options, service: RunningService): Promise
   }
 }
 
+/** The lists at scale: a workspace of `listPosts` posts and one of 1,000, each request timed in both. */
+async function measureListsAtScale(options: Options, service: RunningService): Promise<{ posts: number; insertSeconds: number; figures: ListFigure[] }> {
+  const database = await openDatabase(service.env);
+  try {
+    progress(`lists: inserting ${options.listPosts.toLocaleString('en-US')} posts, and 1,000 beside them`);
+    const large = await makeListsWorkspace(service.env, database.sql, options.listPosts);
+    const small = await makeListsWorkspace(service.env, database.sql, 1000);
+    progress(`lists: inserted in ${large.insertSeconds.toFixed(1)} s; timing ${LIST_REQUESTS.length} requests`);
+    const figures = await measureLists(service.url, large, small, options.quick ? 20 : 200, progress);
+    return { posts: options.listPosts, insertSeconds: large.insertSeconds, figures };
+  } finally {
+    await database.close();
+  }
+}
+
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   progress(`starting the service (${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded Postgres in a temporary DATA_DIR'})`);
@@ -139,13 +155,16 @@ async function main(): Promise<number> {
 
   let measured: { calendar: Calendar; figures: ScenarioFigures[]; inProcess: InProcessFigure[]; soaked: { soak: SoakFigures; burst: BurstFigures } } | undefined;
   let publishing: PublishingReport | undefined;
+  let lists: Awaited<ReturnType<typeof measureListsAtScale>> | undefined;
   try {
-    if (options.only !== 'publishing') {
+    if (options.only === undefined || options.only === 'http') {
       const { calendar, figures, inProcess } = await measureAll(options, service);
       // After the timed scenarios, so its load does not disturb them; on the same service, in the same run.
       measured = { calendar, figures, inProcess, soaked: await runSoak(service, options.soakSeconds, progress) };
     }
-    if (options.only !== 'http') publishing = await measureEngine(options, service);
+    if (options.only === undefined || options.only === 'publishing') publishing = await measureEngine(options, service);
+    // Last: its hundred thousand posts then weigh on nothing else measured.
+    if (options.only === undefined || options.only === 'lists') lists = await measureListsAtScale(options, service);
   } catch (error) {
     progress(`failed: ${(error as Error).message}\n--- service stderr (tail) ---\n${service.stderrTail()}`);
     return 1;
@@ -161,6 +180,7 @@ async function main(): Promise<number> {
     console.log(renderMarkdown(report));
   }
   if (publishing) console.log(`${report ? '\n' : ''}${renderPublishing(publishing)}`);
+  if (lists) console.log(`${report || publishing ? '\n' : ''}${renderLists(lists.figures, lists.posts)}`);
   // A partial run (--only) never replaces the full results.
   const file = options.only
     ? `bench/.tmp/results-${options.only}${options.quick ? '-quick' : ''}.json`
@@ -169,7 +189,7 @@ async function main(): Promise<number> {
       : 'bench/results.json';
   const url = new URL(`../${file}`, import.meta.url);
   mkdirSync(new URL('.', url), { recursive: true });
-  const written = { ...(report ?? { date: new Date().toISOString(), quick: options.quick, node: process.version, serviceStoppedCleanly: stoppedCleanly }), publishing };
+  const written = { ...(report ?? { date: new Date().toISOString(), quick: options.quick, node: process.version, serviceStoppedCleanly: stoppedCleanly }), publishing, lists };
   writeFileSync(url, `${JSON.stringify(written, null, 2)}\n`);
   progress(`results written to ${file}`);
 
