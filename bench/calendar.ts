@@ -58,14 +58,20 @@ export interface Calendar extends Workspace {
   firstAfterEndCursor: CalendarPosition;
 }
 
+/**
+ * The id of the workspace's post number `n` (a column of the statement's generate_series): an MD5 of the workspace and
+ * the number, with the version (4) and variant (8) digits of a random UUID, which is what the API's uuid fields
+ * accept. Derived, so that schedules and tags can name their post without a join or a temporary table.
+ */
+export const numberedPostId = (sql: postgres.Sql, ws: string) =>
+  sql`overlay(overlay(md5(${ws}::text || ':' || n) placing '4' from 13) placing '8' from 17)::uuid`;
+
 export async function makeCalendar(env: NodeJS.ProcessEnv, sql: postgres.Sql, schedules: number): Promise<Calendar> {
   const workspace = await bootstrap(env, PLAN);
   const ws = workspace.workspaceId;
   const posts = schedules / CHANNELS;
 
-  // An MD5 of the workspace and the number, with the version (4) and variant (8) digits of a random UUID,
-  // which is what the API's uuid fields accept.
-  const postId = sql`overlay(overlay(md5(${ws}::text || ':' || n) placing '4' from 13) placing '8' from 17)::uuid`;
+  const postId = numberedPostId(sql, ws);
 
   const insertStarted = performance.now();
   await sql.begin(async (tx) => {

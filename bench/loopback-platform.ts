@@ -21,7 +21,11 @@ export interface LoopbackPlatform {
   stop(): Promise<void>;
 }
 
-export async function startLoopbackPlatform(): Promise<LoopbackPlatform> {
+/**
+ * `latencyMs`: how long each record takes to be answered, as a real platform takes 100–500 ms (0: at once). The
+ * record's `createdAt` is still when the engine sent it.
+ */
+export async function startLoopbackPlatform({ latencyMs = 0 }: { latencyMs?: number } = {}): Promise<LoopbackPlatform> {
   const sentAt = new Map<string, number>();
   let url = '';
   let sessions = 0;
@@ -59,6 +63,7 @@ export async function startLoopbackPlatform(): Promise<LoopbackPlatform> {
       case 'com.atproto.repo.createRecord': {
         const { collection, rkey, record } = JSON.parse(body) as { collection: string; rkey: string; record: { createdAt: string } };
         sentAt.set(rkey, Date.parse(record.createdAt));
+        if (latencyMs) await new Promise((resolve) => setTimeout(resolve, latencyMs));
         return send(200, { uri: `at://${DID}/${collection}/${rkey}`, cid: CID });
       }
       case 'com.atproto.repo.getRecord':

@@ -21,7 +21,7 @@ export interface Options {
 
 const usage = `Usage: npm run bench -- [--quick] [--only http|publishing|lists] [--runs N] [--warmup SECONDS] [--duration SECONDS]
                           [--calendar-schedules N] [--soak SECONDS] [--publish-schedules N] [--pds-schedules N]
-                          [--publish-spread SECONDS] [--list-posts N]
+                          [--publish-spread SECONDS] [--platform-latency MS] [--list-posts N]
 
   --quick                 one short run per scenario (1 s warm-up, 2 s measured), a calendar of 20,000 schedules,
                           a 20 s soak, and 200 schedules (50 on the PDS) due within 10 s, as a smoke test; results
@@ -29,6 +29,7 @@ const usage = `Usage: npm run bench -- [--quick] [--only http|publishing|lists] 
   --only http|publishing|lists
                           the request scenarios (with the soak) only, the publishing engine's only, or the lists at
                           scale only
+  --platform-latency MS   how long the slow loopback platform takes to answer each record (200)
   --list-posts N          posts in the lists workspace (100,000 unless --quick: 5,000), measured beside one of 1,000
   --calendar-schedules N  schedules in the calendar workspace (1,000,000 unless --quick), a multiple of 10
   --soak SECONDS          how long the soak of keys at their rate limits runs (180 s, or 20 s with --quick)
@@ -53,6 +54,7 @@ export function parseOptions(argv: string[]): Options {
         'pds-schedules': { type: 'string' },
         'publish-spread': { type: 'string' },
         'list-posts': { type: 'string' },
+        'platform-latency': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -91,6 +93,7 @@ export function parseOptions(argv: string[]): Options {
       schedules: positive('publish-schedules', values['publish-schedules'], defaults.publishSchedules),
       pdsSchedules: positive('pds-schedules', values['pds-schedules'], defaults.pdsSchedules),
       spreadSeconds: positive('publish-spread', values['publish-spread'], defaults.publishSpread),
+      platformLatencyMs: positive('platform-latency', values['platform-latency'], 200),
     },
   };
 }

@@ -34,13 +34,16 @@ export interface PublishingOptions {
   pdsSchedules: number;
   /** The delay set is due evenly within this many seconds. */
   spreadSeconds: number;
+  /** How long the slow loopback platform takes to answer each record (a real platform's 100–500 ms). */
+  platformLatencyMs: number;
 }
 
 export interface TargetFigures {
-  id: 'loopback' | 'pds';
+  id: 'loopback' | 'loopback-slow' | 'pds';
   title: string;
   delay: { schedules: number; spreadSeconds: number; p50Ms: number; p99Ms: number; maxMs: number };
-  throughput: { schedules: number; seconds: number; perSecond: number };
+  /** The set due at one instant: how fast it all went, and each schedule's delay past that instant until it was sent. */
+  throughput: { schedules: number; seconds: number; perSecond: number; p50DelayMs: number; p99DelayMs: number };
 }
 
 export interface JobRate {
@@ -91,6 +94,16 @@ export async function measurePublishing(
     );
   } finally {
     await loopback.stop();
+  }
+  // A platform at a real one's speed: what a burst due at 09:00 costs with the worker's concurrency.
+  const slow = await startLoopbackPlatform({ latencyMs: options.platformLatencyMs });
+  try {
+    const target = await connectTarget(service, slow.url, slow.handle, slow.appPassword);
+    targets.push(
+      await measureTarget('loopback-slow', `Engine → loopback endpoint answering in ${options.platformLatencyMs} ms`, target, options.schedules, options.spreadSeconds, database.sql, progress, async () => slow.sentAt),
+    );
+  } finally {
+    await slow.stop();
   }
   progress(`publishing: graphile-worker running ${options.schedules} floor jobs (claim, one call to a loopback endpoint, record)`);
   const floorJobs = await floorJobRate(database, options.schedules, config.workerConcurrency, config.workerPollIntervalMs);
@@ -147,15 +160,7 @@ async function measureTarget(
   const stepMs = (spreadSeconds * 1000) / schedules;
   const delayIds = await makeDue(sql, delayPosts, sql`now() + ${LEAD_MS} * interval '1 millisecond' + (n - 1) * ${stepMs}::float8 * interval '1 millisecond'`);
   await allPublished(sql, delayIds, LEAD_MS + spreadSeconds * 1000 + 120_000);
-  const sent = await sentAt();
-  const rows = await sql<{ platformPostId: string; scheduledAt: Date }[]>`
-    SELECT platform_post_id AS "platformPostId", scheduled_at AS "scheduledAt" FROM schedules WHERE id = ANY(${delayIds}::uuid[])`;
-  const delays = rows.map((row) => {
-    const at = sent.get(row.platformPostId.split('/').at(-1)!);
-    if (at === undefined) throw new Error(`publishing (${id}): no record found for ${row.platformPostId}`);
-    return at - row.scheduledAt.getTime();
-  });
-  delays.sort((a, b) => a - b);
+  const delays = await delaysOf(sql, delayIds, await sentAt(), id);
 
   progress(`publishing (${id}): ${schedules} schedules due at once`);
   const throughputIds = await makeDue(sql, throughputPosts, sql`now()`);
@@ -164,13 +169,26 @@ async function measureTarget(
   await allPublished(sql, throughputIds, 600_000);
   const [{ last }] = await sql<[{ last: Date }]>`SELECT max(published_at) AS last FROM schedules WHERE id = ANY(${throughputIds}::uuid[])`;
   const seconds = (last.getTime() - dueAt) / 1000;
+  const burst = await delaysOf(sql, throughputIds, await sentAt(), id);
 
   return {
     id,
     title,
     delay: { schedules, spreadSeconds, p50Ms: percentile(delays, 50), p99Ms: percentile(delays, 99), maxMs: delays.at(-1)! },
-    throughput: { schedules, seconds, perSecond: schedules / seconds },
+    throughput: { schedules, seconds, perSecond: schedules / seconds, p50DelayMs: percentile(burst, 50), p99DelayMs: percentile(burst, 99) },
   };
+}
+
+/** Each schedule's delay past its `scheduledAt` until its record was sent (the record's `createdAt`), sorted. */
+async function delaysOf(sql: postgres.Sql, ids: string[], sent: Map<string, number>, id: string): Promise<number[]> {
+  const rows = await sql<{ platformPostId: string; scheduledAt: Date }[]>`
+    SELECT platform_post_id AS "platformPostId", scheduled_at AS "scheduledAt" FROM schedules WHERE id = ANY(${ids}::uuid[])`;
+  const delays = rows.map((row) => {
+    const at = sent.get(row.platformPostId.split('/').at(-1)!);
+    if (at === undefined) throw new Error(`publishing (${id}): no record found for ${row.platformPostId}`);
+    return at - row.scheduledAt.getTime();
+  });
+  return delays.sort((a, b) => a - b);
 }
 
 /** `count` one-channel posts scheduled far ahead, a minute apart (one slot each); their ids. */

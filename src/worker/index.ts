@@ -8,7 +8,7 @@ import { tasks } from './tasks.js';
 
 export interface Worker {
   /**
-   * Stops taking jobs and lets the running ones finish. graphile-worker 0.16's graceful shutdown waits for them and,
+   * Stops taking jobs and lets the running ones finish. graphile-worker 0.17's graceful shutdown waits for them and,
    * after its gracefulShutdownAbortTimeout (5 s), aborts the `helpers.abortSignal` they were given; a publish then ends
    * its platform calls and puts its schedule back (src/worker/publish.ts).
    */
@@ -24,7 +24,7 @@ export async function startWorker(app: AppContext, connectionString: string): Pr
   const runner = await run({
     connectionString,
     concurrency: app.config.workerConcurrency,
-    // graphile-worker 0.16 wakes on NOTIFY only for jobs due at once; a job due later (a schedule's run_at) is found by
+    // graphile-worker 0.17 wakes on NOTIFY only for jobs due at once; a job due later (a schedule's run_at) is found by
     // polling, so the interval bounds how late past its time a schedule starts (2 s by default there).
     pollInterval: app.config.workerPollIntervalMs,
     taskList: tasks(app),
