@@ -247,6 +247,16 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
   };
 
   const labelOf = (channel: Pick<Integration, 'name' | 'platform'>) => `${channel.name} (${PLATFORM_LABELS[channel.platform]})`;
+  /** A thread part's field, counted for the channels that publish it. */
+  const partField = (index: number, part: string, channels: CounterSpec['channel'][]) => (
+    <TextArea
+      label={`Thread part ${index + 2}`}
+      value={part}
+      onInput={(value) => setThread((list) => list.map((item, at) => (at === index ? value : item)))}
+      rows={3}
+      counters={channels.map((channel) => ({ channel, text: part, as: 'post' as const }))}
+    />
+  );
   const publishable = channels.filter((channel) => channel.connectStatus === 'ACTIVE' || editing);
 
   return (
@@ -348,13 +358,7 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
                 {thread.map((part, index) =>
                   partsAt(post, index + 1).some(isEditable) ? (
                     <div key={index} class="thread-part">
-                      <TextArea
-                        label={`Thread part ${index + 2}`}
-                        value={part}
-                        onInput={(value) => setThread((list) => list.map((item, at) => (at === index ? value : item)))}
-                        rows={3}
-                        counters={partsAt(post, index + 1).filter(isEditable).map((schedule) => ({ channel: schedule.integration, text: part, as: 'post' as const }))}
-                      />
+                      {partField(index, part, partsAt(post, index + 1).filter(isEditable).map((schedule) => schedule.integration))}
                     </div>
                   ) : (
                     <p key={index} class="thread-readonly">
@@ -371,13 +375,7 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
               <p class="hint">Replies published under the post, in order: Bluesky only (LinkedIn has no threads).</p>
               {thread.map((part, index) => (
                 <div key={index} class="thread-part">
-                  <TextArea
-                    label={`Thread part ${index + 2}`}
-                    value={part}
-                    onInput={(value) => setThread((list) => list.map((item, at) => (at === index ? value : item)))}
-                    rows={3}
-                    counters={chosen.filter((channel) => rules[channel.platform].threads).map((channel) => ({ channel, text: part, as: 'post' as const }))}
-                  />
+                  {partField(index, part, chosen.filter((channel) => rules[channel.platform].threads))}
                   <button type="button" onClick={() => setThread((list) => list.filter((_, at) => at !== index))}>
                     Remove thread part {index + 2}
                   </button>
