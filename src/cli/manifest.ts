@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import manifest from './operations.json' with { type: 'json' };
 
 /** A JSON Schema as z.toJSONSchema writes one (the subset the client reads). */
 export interface JsonSchema {
@@ -34,7 +34,8 @@ export interface CliOperation {
   input: { path?: JsonSchema; query?: JsonSchema; body?: JsonSchema };
 }
 
-export const operations: CliOperation[] = JSON.parse(readFileSync(new URL('./operations.json', import.meta.url), 'utf8'));
+// Imported, not read from disk, so that the client's bundle (bin/postwise.mjs) carries it.
+export const operations = manifest as CliOperation[];
 
 const words = (camel: string) => camel.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().split(' ');
 const singular = (word: string) => word.replace(/ies$/, 'y').replace(/s$/, '');
