@@ -8,6 +8,7 @@ export type ScenarioId =
   | 'rest-users-me'
   | 'rest-tags'
   | 'mcp-users-me'
+  | 'mcp-posts'
   | 'baseline-posts'
   | 'rest-posts'
   | 'baseline-schedules'
@@ -48,6 +49,21 @@ const jsonOf = <T>(body: Buffer) => JSON.parse(body.toString('utf8')) as T;
 const ok = (status: number, problem: () => string | undefined) => (status >= 200 && status < 300 ? problem() : `status ${status}`);
 
 /** The baseline and the service answering the same path with the same bytes. */
+/** One JSON-RPC `tools/call` of `tool` without arguments, as an MCP client sends it at `POST /mcp`. */
+function mcpCall(t: Targets, tool: string): Pick<LoadRequest, 'url' | 'method' | 'headers' | 'body'> {
+  return {
+    url: `${t.serviceUrl}/mcp`,
+    method: 'POST',
+    headers: {
+      'x-api-key': t.lists.apiKey,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {} } }),
+  };
+}
+
 function listPair(t: Targets, id: 'posts' | 'schedules', path: string, what: string): Scenario[] {
   const bytes = t.lists[id];
   const same = (status: number, body: Buffer) => ok(status, () => (body.equals(bytes) ? undefined : `body differs from the captured ${what}`));
@@ -104,18 +120,7 @@ export function scenarios(t: Targets): Scenario[] {
       id: 'mcp-users-me',
       title: 'MCP tools/call getCurrentUser',
       pid: t.servicePid,
-      request: {
-        url: `${t.serviceUrl}/mcp`,
-        method: 'POST',
-        headers: {
-          ...keyed,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': MCP_PROTOCOL_VERSION,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'getCurrentUser', arguments: {} } }),
-        check: 'mcp-tool',
-      },
+      request: { ...mcpCall(t, 'getCurrentUser'), check: 'mcp-tool' },
       verify: (status, body) =>
         ok(status, () => {
           const { result } = jsonOf<{ result?: { isError?: boolean; structuredContent?: unknown } }>(body);
@@ -124,6 +129,21 @@ export function scenarios(t: Targets): Scenario[] {
         }),
     },
     ...listPair(t, 'posts', POSTS_PATH, 'GET /api/v1/posts (page of 10)'),
+    {
+      id: 'mcp-posts',
+      title: 'MCP tools/call listPosts (page of 10)',
+      pid: t.servicePid,
+      request: {
+        ...mcpCall(t, 'listPosts'),
+        check: 'mcp-tool',
+      },
+      verify: (status, body) =>
+        ok(status, () => {
+          const { result } = jsonOf<{ result?: { isError?: boolean; structuredContent?: unknown } }>(body);
+          if (!result || result.isError) return `not a tool result: ${body.toString().slice(0, 200)}`;
+          return isDeepStrictEqual(result.structuredContent, jsonOf(t.lists.posts)) ? undefined : 'structuredContent differs from GET /posts';
+        }),
+    },
     ...listPair(t, 'schedules', SCHEDULES_PATH, 'GET /api/v1/schedules (page of 20)'),
     {
       id: 'rest-create-post',
