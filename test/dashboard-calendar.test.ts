@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Browser, Locator, Page } from 'playwright-core';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { addDays, addMonths, dayOf, instantAt, weekdayOf } from '../src/dashboard/calendar/time.js';
+import { addDays, addMonths, dayOf, instantAt, weekdayOf } from '../src/dashboard/zoned-time.js';
 import { checkAccessibility, dragTo, hasFocus, launchBrowser, newPage, openCalendar, pageErrors, screenshot, setOwnerPassword, signIn, tabTo } from './support/browser.js';
 import { photo } from './support/images.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { definePlan, setSubscription, setWorkspacePlan } from '../src/plans.js';
-import { dayOf } from '../src/dashboard/calendar/time.js';
+import { dayOf } from '../src/dashboard/zoned-time.js';
 import { blueskyFacets } from '../src/platforms/facets.js';
 import { rules, utf8Length } from '../src/platforms/rules.js';
 import { connectThroughForm, createAccount, postsOf, type TestAccount } from './support/bluesky.js';

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { addDays, addMonths, dayOf, instantAt } from '../src/dashboard/calendar/time.js';
+import { addDays, addMonths, dayOf, instantAt } from '../src/dashboard/zoned-time.js';
 import { checkAccessibility, hasFocus, launchBrowser, newPage, pageErrors, screenshot, setOwnerPassword, signIn, tabTo } from './support/browser.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';
 

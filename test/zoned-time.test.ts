@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { zonedToIso } from '../src/dashboard/compose/zoned-time.js';
+import { zonedToIso } from '../src/dashboard/zoned-time.js';
 
 // The composer and the calendar read a date and time in the workspace's zone as the server reads posting windows.
 describe('a wall-clock time in a zone, as the dashboard reads it', () => {

@@ -1,6 +1,6 @@
 import type { CalendarSchedule } from './data.js';
 import { excerpt, PLATFORM_LABELS, StatusBadge } from './status.js';
-import { formatTimeInZone } from './time.js';
+import { formatTimeInZone } from '../zoned-time.js';
 
 /** Whether a schedule can be moved to another time: the API moves drafts, scheduled and failed ones, a thread by its first. */
 export const canMove = (schedule: CalendarSchedule) => schedule.threadOrder === 0 && ['DRAFT', 'SCHEDULED', 'FAILED'].includes(schedule.status);

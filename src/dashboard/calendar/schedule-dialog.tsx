@@ -7,7 +7,7 @@ import { navigate } from '../router.js';
 import type { CalendarSchedule } from './data.js';
 import { canMove, ChannelAvatar, Thumbnail } from './entry.js';
 import { excerpt, PLATFORM_LABELS, StatusBadge } from './status.js';
-import { dayOf, formatDayLong, formatInZone, instantAt, timeOf, zoneName } from './time.js';
+import { dayOf, formatDayLong, formatInZone, instantAt, timeOf, zoneName } from '../zoned-time.js';
 
 export type DialogStep = 'details' | 'move' | 'delete';
 

@@ -1,5 +1,4 @@
 import type { ComponentChildren } from 'preact';
-import { keepFocusInside } from './dialog.js';
 import { useEffect, useId, useRef } from 'preact/hooks';
 
 interface ModalProps {
@@ -67,4 +66,24 @@ export function Modal({ open, title, children, onClose, busy = false, returnFocu
       {open && children}
     </dialog>
   );
+}
+
+/**
+ * Keeps Tab going round an open modal `<dialog>`: the page behind is already inert, but Tab from its last control
+ * would reach the browser's own. One handler for every dialog of the dashboard.
+ */
+export function keepFocusInside(event: KeyboardEvent) {
+  const dialog = event.currentTarget as HTMLElement | null;
+  if (event.key !== 'Tab' || !dialog) return;
+  const focusable = [...dialog.querySelectorAll<HTMLElement>('button:not(:disabled), a[href], input:not(:disabled), select:not(:disabled), [tabindex="0"]')];
+  const first = focusable[0];
+  const last = focusable.at(-1);
+  if (!first || !last) return;
+  if (event.shiftKey && document.activeElement === first) {
+    event.preventDefault();
+    last.focus();
+  } else if (!event.shiftKey && document.activeElement === last) {
+    event.preventDefault();
+    first.focus();
+  }
 }

@@ -17,7 +17,7 @@ import {
   startOfWeek,
   timeOf,
   zoneName,
-} from '../calendar/time.js';
+} from '../zoned-time.js';
 import { ErrorMessage } from '../components/form.js';
 import { Loading, Page } from '../components/page.js';
 import { useLoad } from '../hooks.js';

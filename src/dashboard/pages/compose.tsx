@@ -5,7 +5,7 @@ import { ErrorMessage } from '../components/form.js';
 import { Loading, Page } from '../components/page.js';
 import { PostPreview } from '../compose/preview.js';
 import { fileRefusal, uploadFile, withdrawn } from '../compose/upload.js';
-import { formatInZone, isoToZoned, zonedToIso } from '../compose/zoned-time.js';
+import { formatSlotInZone, isoToZoned, zonedToIso } from '../zoned-time.js';
 import { formatBytes, formatNumber } from '../format.js';
 import { useAction, useLoad } from '../hooks.js';
 import { Link, navigate } from '../router.js';
@@ -273,7 +273,7 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
                     <ChannelAvatar name={root.integration.name} image={channel?.image ?? null} />
                     <span>
                       {labelOf(root.integration)} <span class="badge">{STATUS_LABELS[root.status]}</span>
-                      {root.scheduledAt && <span class="hint"> {formatInZone(root.scheduledAt, timeZone)}</span>}
+                      {root.scheduledAt && <span class="hint"> {formatSlotInZone(root.scheduledAt, timeZone)}</span>}
                     </span>
                   </li>
                 );
@@ -902,7 +902,7 @@ function Outcome({ postId, message, action, timeZone, editing }: { postId: strin
           {roots.map((schedule) => (
             <li key={schedule.id}>
               {schedule.integration.name} ({PLATFORM_LABELS[schedule.integration.platform]}): {STATUS_LABELS[schedule.status]}
-              {schedule.scheduledAt && schedule.status !== 'PUBLISHED' ? `, ${formatInZone(schedule.scheduledAt, timeZone)} (${timeZone})` : ''}
+              {schedule.scheduledAt && schedule.status !== 'PUBLISHED' ? `, ${formatSlotInZone(schedule.scheduledAt, timeZone)} (${timeZone})` : ''}
               {schedule.status === 'PUBLISHED' && schedule.releaseUrl && (
                 <>
                   {' '}

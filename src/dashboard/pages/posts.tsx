@@ -3,7 +3,7 @@ import { api, call, type Schema } from '../api.js';
 import type { PageProps } from '../app.js';
 import { followInApp } from '../calendar/schedule-dialog.js';
 import { excerpt, PLATFORM_LABELS, STATUS_LABELS, STATUSES, StatusBadge, type ScheduleStatus } from '../calendar/status.js';
-import { formatInZone, isDay } from '../calendar/time.js';
+import { formatInZone, isDay } from '../zoned-time.js';
 import { ErrorMessage, Field } from '../components/form.js';
 import { Loading, Page } from '../components/page.js';
 import { formatNumber } from '../format.js';

@@ -1,8 +1,8 @@
-import { zonedToIso } from '../compose/zoned-time.js';
 /**
- * Dates and times in the workspace's time zone (GET /workspace → timeZone), whatever the browser's own: the calendar
- * and the posts list show when a post goes out where the workspace is. A calendar day is `YYYY-MM-DD`, handled as a
- * UTC date so that adding days never crosses a daylight-saving change.
+ * Dates and times in the workspace's time zone (GET /workspace → timeZone), whatever the browser's own: the calendar,
+ * the posts list and the composer show when a post goes out where the workspace is, and the composer reads a chosen
+ * date and time on that zone's wall clock. A calendar day is `YYYY-MM-DD`, handled as a UTC date so that adding days
+ * never crosses a daylight-saving change.
  */
 
 const partsFormats = new Map<string, Intl.DateTimeFormat>();
@@ -42,6 +42,31 @@ export function zonedParts(instant: string | Date, timeZone: string): ZonedParts
 }
 
 const pad = (value: number, length = 2) => String(value).padStart(length, '0');
+const DAY = 86_400_000;
+
+/** How far `zone`'s wall clock is ahead of UTC at the instant `ms`, in milliseconds. */
+function offsetAt(zone: string, ms: number): number {
+  const { year, month, day, hour, minute, second } = zonedParts(new Date(ms), zone);
+  return Date.UTC(year, month - 1, day, hour, minute, second) - Math.floor(ms / 1000) * 1000;
+}
+
+/**
+ * `date` (YYYY-MM-DD) at `time` (HH:MM) on `zone`'s wall clock, as an ISO instant; null when either is missing or
+ * malformed. As the server reads posting windows: a time the spring-forward skips moves forward by the gap, and a time
+ * the fall-back repeats is its later occurrence. The zone's offsets a day either side are the only candidates.
+ */
+export function zonedToIso(date: string, time: string, zone: string): string | null {
+  const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
+  const t = /^(\d{2}):(\d{2})$/.exec(time);
+  if (!d || !t) return null;
+  const wall = Date.UTC(Number(d[1]), Number(d[2]) - 1, Number(d[3]), Number(t[1]), Number(t[2]));
+  const before = offsetAt(zone, wall - DAY);
+  const after = offsetAt(zone, wall + DAY);
+  // The instants at which the wall clock shows this time: none in a gap, two in an overlap.
+  const matching = [...new Set([before, after])].map((offset) => wall - offset).filter((instant) => instant + offsetAt(zone, instant) === wall);
+  const instant = matching.length ? Math.max(...matching) : wall - before;
+  return new Date(instant).toISOString();
+}
 
 /** The calendar day of an instant in `timeZone`: `YYYY-MM-DD`. */
 export function dayOf(instant: string | Date, timeZone: string): string {
@@ -55,7 +80,10 @@ export function timeOf(instant: string | Date, timeZone: string): string {
   return `${pad(hour)}:${pad(minute)}`;
 }
 
-/** The instant (ISO 8601, UTC) at which the clocks of `timeZone` show `day` at `time` (`HH:MM`): one rule with the composer's. */
+/** The instant's date and time fields (YYYY-MM-DD, HH:MM) on the zone's wall clock, for filling the composer's inputs. */
+export const isoToZoned = (iso: string, zone: string) => ({ date: dayOf(iso, zone), time: timeOf(iso, zone) });
+
+/** The instant (ISO 8601, UTC) at which the clocks of `timeZone` show `day` at `time` (`HH:MM`), as zonedToIso reads it. */
 export function instantAt(day: string, time: string, timeZone: string): string {
   const instant = zonedToIso(day, time, timeZone);
   if (!instant) throw new Error(`not a day and a time: ${day} ${time}`);
@@ -98,6 +126,12 @@ export function formatDayLong(day: string, options: Intl.DateTimeFormatOptions =
 export function formatInZone(instant: string, timeZone: string, options: Intl.DateTimeFormatOptions = { dateStyle: 'medium', timeStyle: 'short' }) {
   return new Intl.DateTimeFormat(undefined, { ...options, timeZone }).format(new Date(instant));
 }
+
+/** An instant with its weekday, on a 24-hour clock, as the composer says where a post went: `Tue, 1 Dec 2026, 09:00`. */
+export const formatSlotInZone = (instant: string, timeZone: string) =>
+  new Intl.DateTimeFormat('en-GB', { timeZone, weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(
+    new Date(instant),
+  );
 
 /** The time only, in the workspace's time zone: "9:30 AM". */
 export const formatTimeInZone = (instant: string, timeZone: string) => formatInZone(instant, timeZone, { timeStyle: 'short' });
