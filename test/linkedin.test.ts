@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeLinkedIn, FakeMember } from './support/linkedin.js';
 import { channelIdOf, connectLinkedIn, consent, readPicker as readPickerOf, startLinkedInFixture, stopLinkedInFixture, submit } from './support/linkedin-browser.js';
 import { admin } from './support/processes.js';
-import { call, eventually, isSettled, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, isSettled, jobsLeftUnder, type TestService, type Workspace } from './support/service.js';
 
 /**
  * LinkedIn end to end, as a browser and an API client drive it, against the contract fake of LinkedIn on loopback
@@ -343,7 +343,7 @@ describe('publishing to LinkedIn', () => {
     const [post] = postsBy(pageUrn).filter((p) => p.text === 'Post with a comment whose answer is lost');
     expect(post!.comments.map((comment) => comment.text)).toEqual(['Said once']);
     // Nothing queued to send it again.
-    expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${`publish-schedule:${id}`}`).toHaveLength(0);
+    expect(await jobsLeftUnder(sql, `publish-schedule:${id}`)).toEqual([]);
   });
 
   it('a first comment LinkedIn refused with 429 is sent on the retry, under the same post', async () => {

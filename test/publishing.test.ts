@@ -6,7 +6,7 @@ import { PlatformError, platforms } from '../src/platforms/index.js';
 import { parseEncryptionKey, secretsFrom } from '../src/secrets.js';
 import { createAccount, postsOf, type TestAccount } from './support/bluesky.js';
 import { admin } from './support/processes.js';
-import { call, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, isSettled, jobsLeftUnder, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
  * The publishing engine against a real PDS on loopback (test/support/pds.ts): connecting through the HTML form as a
@@ -557,13 +557,6 @@ const noAnswer = (init: RequestInit | undefined) =>
     signal.addEventListener('abort', () => reject(signal.reason));
   });
 const textsOf = async (who: TestAccount, text: string) => (await postsOf(who)).filter((post) => (post.value as any).text === text);
-/** Waits until graphile-worker has no job under `key` (run, or removed). */
-async function jobDone(key: string) {
-  for (const started = Date.now(); Date.now() - started < 15_000; await new Promise((resolve) => setTimeout(resolve, 50))) {
-    if ((await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${key}`).length === 0) return;
-  }
-  throw new Error(`job ${key} still queued`);
-}
 
 describe('moves, timeouts and sessions', () => {
   it('reschedule and cancel while the job waits: the job moves or goes, and a stale job finds nothing to do', async () => {
@@ -589,7 +582,7 @@ describe('moves, timeouts and sessions', () => {
     const [published] = await settled([toMove!.id]);
     expect(published).toMatchObject({ status: 'PUBLISHED' });
     expect(published!.publishedAt!.getTime()).toBeGreaterThanOrEqual(Date.parse(soon));
-    for (const id of [toCancel!.id, toDelay!.id]) await jobDone(`stale:${id}`);
+    for (const id of [toCancel!.id, toDelay!.id]) expect(await jobsLeftUnder(sql, `stale:${id}`)).toEqual([]);
     const [delayed] = await sql<{ status: string; lastAttempt: Date | null }[]>`SELECT status, last_attempt FROM schedules WHERE id = ${toDelay!.id}`;
     expect(delayed).toEqual({ status: 'SCHEDULED', lastAttempt: null });
     expect((await runAt(toDelay!.id))!.toISOString()).toBe(farther);
@@ -647,7 +640,7 @@ describe('moves, timeouts and sessions', () => {
         failureDetail: { status: 400, platformCode: 'InvalidRequest', traceId: 'trace-123', platformMessage: expect.stringContaining('300 graphemes') },
       });
       expect(part).toMatchObject({ status: 'FAILED', failureReason: 'Not published: part 0 of the thread failed' });
-      expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${`publish-schedule:${schedules[0]!.id}`}`).toEqual([]);
+      expect(await jobsLeftUnder(sql, `publish-schedule:${schedules[0]!.id}`)).toEqual([]);
       expect(await textsOf(account, 'Refused by the platform')).toEqual([]);
     } finally {
       app.platformFetch = undefined;

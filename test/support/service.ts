@@ -139,6 +139,13 @@ export async function eventually<T>(read: () => Promise<T>, check: (value: T) =>
   }
 }
 
+/**
+ * graphile-worker's rows under `key`, once none is left or `timeoutMs` passed. A job is deleted
+ * only after its task returns, a moment after the schedule's row says the outcome.
+ */
+export const jobsLeftUnder = (sql: postgres.Sql, key: string, timeoutMs = 15_000) =>
+  eventually(() => sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${key}`, (rows) => rows.length === 0, timeoutMs);
+
 export interface ChannelsFixture {
   service: TestService;
   /** On the `business` plan, whose quotas the tests' schedules do not reach. */
