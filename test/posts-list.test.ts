@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../operations/index.js';
-import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, jobsLeftUnder, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /** GET /posts: every filter, the page shape walked to its end, and the index behind search. */
 
@@ -26,7 +26,8 @@ const named = (...names: string[]) => names.map((name) => posts[name]!).sort();
 
 beforeAll(async () => {
   service = await startTestService();
-  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {} });
+  // Three: a test holds two in transactions of its own and reads with the third.
+  sql = postgres(service.databaseUrl, { max: 3, onnotice: () => {} });
   ws = await service.workspace({ plan: 'business' });
   sky = (await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Sky' })).id;
   pro = (await ws.admin('createIntegration', { platform: 'LINKEDIN', name: 'Pro' })).id;
@@ -119,6 +120,7 @@ describe('GET /posts filters', () => {
 describe('GET /posts pages', () => {
   it('walks every post once, page by page, to the end', async () => {
     const all = await ids('');
+    const newestFirst = (await get('/posts?limit=100')).json.items.map((post: { id: string }) => post.id);
     for (const limit of [1, 4, 5, 100]) {
       const seen: string[] = [];
       let page = 1;
@@ -139,7 +141,8 @@ describe('GET /posts pages', () => {
         page++;
       } while (pageInfo.hasNextPage);
       expect(seen.length).toBe(all.length);
-      expect([...seen].sort()).toEqual(all);
+      // Newest first across pages too: the pages past the middle are walked from the oldest end and turned around.
+      expect(seen).toEqual(newestFirst);
     }
   });
 
@@ -241,5 +244,127 @@ describe('GET /posts/{id}', () => {
       ],
       user: { id: ws.userId, name: 'Owner', email: expect.stringMatching(/@example\.com$/) },
     });
+  });
+});
+
+describe('exact totals from the counters', () => {
+  const STATUSES = ['DRAFT', 'SCHEDULED', 'PUBLISHING', 'PUBLISHED', 'FAILED'];
+  const PLATFORMS = ['BLUESKY', 'LINKEDIN'];
+  /** Each status and platform alone, each pair, a few sets, and no filter: [query, statuses, platforms]. */
+  const FILTERS: [string, string[] | null, string[] | null][] = [
+    ['', null, null],
+    ...STATUSES.map((status): [string, string[], null] => [`status=${status}`, [status], null]),
+    ...PLATFORMS.map((platform): [string, null, string[]] => [`platform=${platform}`, null, [platform]]),
+    ...STATUSES.flatMap((status) => PLATFORMS.map((platform): [string, string[], string[]] => [`status=${status}&platform=${platform}`, [status], [platform]])),
+    ['status=DRAFT,FAILED&platform=LINKEDIN', ['DRAFT', 'FAILED'], ['LINKEDIN']],
+    ['status=SCHEDULED,PUBLISHING,PUBLISHED', ['SCHEDULED', 'PUBLISHING', 'PUBLISHED'], null],
+  ];
+  /** What a filter selects, read from the schedules themselves rather than from the counters. */
+  const selected = async (statuses: string[] | null, platforms: string[] | null) =>
+    (
+      await sql<{ id: string }[]>`
+        SELECT p.id FROM posts p WHERE p.organization_id = ${ws.workspaceId}
+          AND (${statuses === null && platforms === null} OR EXISTS (
+            SELECT 1 FROM schedules s JOIN integrations i ON i.id = s.integration_id
+            WHERE s.post_id = p.id AND s.status = ANY(${statuses ?? STATUSES}) AND i.platform = ANY(${platforms ?? PLATFORMS})))`
+    )
+      .map((row) => row.id)
+      .sort();
+  /** Every filter's total is the number of posts it selects, and its page holds exactly them. */
+  const expectExactTotals = async () => {
+    for (const [query, statuses, platforms] of FILTERS) {
+      const answer = await get(`/posts?limit=100&${query}`);
+      const expected = await selected(statuses, platforms);
+      expect(answer.json.pageInfo.total, query).toBe(expected.length);
+      expect(answer.json.items.map((post: { id: string }) => post.id).sort(), query).toEqual(expected);
+    }
+  };
+  const create = async (body: Record<string, unknown>) => {
+    const answer = await call(`${service.api}/posts`, { method: 'POST', key: ws.apiKey, body });
+    expect(answer.status, answer.text).toBe(201);
+    const postId: string = answer.json.postId;
+    // Thread parts after their first (whose thread_root_schedule_id is null).
+    const schedules = await sql<{ id: string; integrationId: string }[]>`
+      SELECT id, integration_id AS "integrationId" FROM schedules WHERE post_id = ${postId} ORDER BY thread_root_schedule_id NULLS FIRST, integration_id`;
+    return { postId, schedules };
+  };
+
+  it('hold through creates, thread parts, status changes, deleted schedules and deleted posts', async () => {
+    await expectExactTotals();
+    const thread = await create({
+      rows: [{ content: 'A thread in 2031', scheduledAt: '2031-03-01T09:00:00Z', thread: [{ content: 'Its second part' }] }],
+      shared: { selectedIntegrations: [sky] },
+      postAction: 'SCHEDULED_TIME',
+    });
+    const both = await create({ rows: [{ content: 'Drafted on both' }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'DRAFT' });
+    const doomed = await create({ rows: [{ content: 'Deleted soon' }], shared: { selectedIntegrations: [pro] }, postAction: 'DRAFT' });
+    await expectExactTotals();
+
+    // The publishing engine's moves, as it makes them: one statement at a time, each its own transaction.
+    const [root, part] = thread.schedules;
+    await sql`UPDATE schedules SET status = 'PUBLISHING' WHERE id = ${root!.id}`;
+    await expectExactTotals();
+    await sql`UPDATE schedules SET status = 'PUBLISHED', published_at = now() WHERE id = ${root!.id}`;
+    await sql`UPDATE schedules SET status = 'FAILED' WHERE id = ${part!.id}`;
+    await expectExactTotals();
+
+    const skyDraft = both.schedules.find((schedule) => schedule.integrationId === sky)!;
+    expect((await call(`${service.api}/schedules/${skyDraft.id}`, { method: 'DELETE', key: ws.apiKey })).status).toBe(200);
+    expect((await call(`${service.api}/posts/${doomed.postId}`, { method: 'DELETE', key: ws.apiKey })).status).toBe(200);
+    await expectExactTotals();
+    expect((await get('/posts?platform=BLUESKY&status=DRAFT&limit=100')).json.items.map((post: { id: string }) => post.id)).not.toContain(both.postId);
+  });
+
+  it('hold when two transactions change schedules of one post at once', async () => {
+    const post = await create({ rows: [{ content: 'Changed twice at once', scheduledAt: '2031-04-01T09:00:00Z' }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'SCHEDULED_TIME' });
+    const onSky = post.schedules.find((schedule) => schedule.integrationId === sky)!;
+    const onPro = post.schedules.find((schedule) => schedule.integrationId === pro)!;
+    // The first runs its commit-time recount now (SET CONSTRAINTS … IMMEDIATE) and holds it open; the second's recount
+    // then waits for it, and must see the first's change once it commits.
+    const [first, second] = [await sql.reserve(), await sql.reserve()];
+    let secondRecount: Promise<unknown> = Promise.resolve();
+    try {
+      await first`BEGIN`;
+      await first`UPDATE schedules SET status = 'FAILED' WHERE id = ${onSky.id}`;
+      await first`SET CONSTRAINTS ALL IMMEDIATE`;
+      await second`BEGIN`;
+      await second`UPDATE schedules SET status = 'PUBLISHED' WHERE id = ${onPro.id}`;
+      secondRecount = second`SET CONSTRAINTS ALL IMMEDIATE`.execute();
+      // Read outside both transactions: inside one, pg_stat_activity is a snapshot taken at its first read.
+      const waiting = await eventually(
+        () => sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query = 'SET CONSTRAINTS ALL IMMEDIATE'`,
+        ([row]) => row!.n === 1,
+      );
+      expect(waiting[0]!.n).toBe(1);
+      await first`COMMIT`;
+      await secondRecount;
+      await second`COMMIT`;
+    } finally {
+      // On a failure, nothing is left open for the tests after this one.
+      await first`ROLLBACK`.catch(() => {});
+      await secondRecount.catch(() => {});
+      await second`ROLLBACK`.catch(() => {});
+      first.release();
+      second.release();
+    }
+    await expectExactTotals();
+    expect(await ids('status=SCHEDULED')).not.toContain(post.postId);
+    expect(await ids('status=FAILED&platform=BLUESKY')).toContain(post.postId);
+    expect(await ids('status=PUBLISHED&platform=LINKEDIN')).toContain(post.postId);
+  });
+
+  it('are summed each minute into one row a set by the worker\'s task, with every total unchanged', async () => {
+    const rows = async () => Number((await sql`SELECT count(*) FROM post_facet_counts WHERE organization_id = ${ws.workspaceId}`)[0]!.count);
+    const sets = Number((await sql`SELECT count(DISTINCT facets) FROM post_facets WHERE post_id IN (SELECT id FROM posts WHERE organization_id = ${ws.workspaceId})`)[0]!.count);
+    expect(await rows()).toBeGreaterThan(sets);
+    const worker = await startTestService({ databaseUrl: service.databaseUrl, encryptionKey: service.service.core.app.config.encryptionKey }, { api: false, worker: true });
+    try {
+      await sql`SELECT graphile_worker.add_job('compact-post-facet-counts', '{}'::json, job_key := 'compact-now')`;
+      expect(await jobsLeftUnder(sql, 'compact-now')).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+    expect(await rows()).toBe(sets);
+    await expectExactTotals();
   });
 });

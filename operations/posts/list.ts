@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { text, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { platform } from '../integrations/integration.js';
-import { loadPosts, Post, scheduleStatus } from './post.js';
+import { PLATFORMS } from '../../src/platforms/index.js';
+import { loadPosts, Post, SCHEDULE_STATUSES, scheduleStatus } from './post.js';
 import { dateOrTime, instantOf, workspaceZone } from '../workspace/time.js';
-
 
 /** `%`, `_` and `\` match themselves in the search text. */
 const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
@@ -68,6 +68,11 @@ export default defineOperation({
   }),
   async handler({ page, limit, status, search, platform, dateFrom, dateTo, tagIds }, { db, storage, auth }) {
     const zone = workspaceZone(db, auth.workspaceId);
+    const dated = Boolean(dateFrom || dateTo);
+    // Without dates, `status` and `platform` are facts of the post as a whole: its facets (migrations/015_post_facets.sql).
+    const facets = !dated && (status?.length || platform?.length)
+      ? db`(SELECT bit_or(schedule_facet(st, pl)) FROM unnest(${status ?? SCHEDULE_STATUSES}::text[]) AS st, unnest(${platform ?? PLATFORMS}::text[]) AS pl)`
+      : null;
     const scheduleFilters = [
       status?.length ? db`AND s.status = ANY(${status}::text[])` : null,
       platform?.length ? db`AND i.platform = ANY(${platform}::text[])` : null,
@@ -79,28 +84,47 @@ export default defineOperation({
           : db`AND s.scheduled_at < ${instantOf(db, dateTo, zone, { dayAfter: true })}`
         : null,
     ].filter((filter) => filter !== null);
+    const matchingSchedules = scheduleFilters.reduce((all, filter) => db`${all} ${filter}`, db`s.organization_id = ${auth.workspaceId}`);
     const where = db`
       p.organization_id = ${auth.workspaceId}
       ${search ? db`AND p.content ILIKE ${likePattern(search)}` : db``}
       ${tagIds?.length ? db`AND EXISTS (SELECT 1 FROM post_tags pt WHERE pt.post_id = p.id AND pt.tag_id = ANY(${tagIds}::uuid[]))` : db``}
+      ${facets ? db`AND EXISTS (SELECT 1 FROM post_facets f WHERE f.post_id = p.id AND f.facets & ${facets} <> 0)` : db``}
       ${
-        scheduleFilters.length
+        dated
           ? // Scoped to the workspace (as the post is), so the planner reads its schedules only, by index, not every
             // workspace's: without it a small workspace's filtered count scanned the whole table.
             db`AND EXISTS (SELECT 1 FROM schedules s JOIN integrations i ON i.id = s.integration_id
-              WHERE s.post_id = p.id AND s.organization_id = ${auth.workspaceId} ${scheduleFilters.reduce((all, filter) => db`${all} ${filter}`)})`
+              WHERE s.post_id = p.id AND ${matchingSchedules})`
           : db``
       }`;
-    // One round trip: the count and the page are two independent subqueries, each served by its own index.
-    const [counted] = await db<{ total: number; ids: string[] }[]>`
-      SELECT (SELECT count(*)::int FROM posts p WHERE ${where}) AS total,
-        ARRAY(SELECT p.id FROM posts p WHERE ${where}
-          ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}::bigint) AS ids`;
-    const { total, ids } = counted!;
-    const totalPages = Math.ceil(total / limit);
+    // Filtered by facets or not at all, the total is a sum of the workspace's counters, exact and without visiting a
+    // post; by schedule filters alone, the number of posts among the matching schedules (the workspace's own, by
+    // schedules_calendar_idx); a search or tags count the posts they match.
+    const total = search || tagIds?.length
+      ? db`(SELECT count(*) FROM posts p WHERE ${where})`
+      : dated
+        ? db`(SELECT count(DISTINCT s.post_id) FROM schedules s JOIN integrations i ON i.id = s.integration_id
+            WHERE ${matchingSchedules})`
+        : db`(SELECT coalesce(sum(c.posts), 0) FROM post_facet_counts c
+            WHERE c.organization_id = ${auth.workspaceId} ${facets ? db`AND c.facets & ${facets} <> 0` : db``})`;
+    const offset = db`${(page - 1) * limit}::bigint`;
+    // One statement, so the total and the page are of one snapshot. A page past the middle is walked from the oldest
+    // end (fewer rows to skip) and turned around here; only the chosen walk runs.
+    const [counted] = await db<{ total: number; ids: string[]; fromOldest: boolean }[]>`
+      WITH counted AS MATERIALIZED (SELECT ${total}::bigint AS total)
+      SELECT total::int, ${offset} * 2 >= total AS from_oldest,
+        CASE WHEN ${offset} * 2 < total
+          THEN ARRAY(SELECT p.id FROM posts p WHERE ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${offset})
+          ELSE ARRAY(SELECT p.id FROM posts p WHERE ${where} ORDER BY p.created_at, p.id
+            LIMIT greatest(0, least(${limit}, total - ${offset})) OFFSET greatest(0, total - ${offset} - ${limit}))
+        END AS ids
+      FROM counted`;
+    const { total: found, ids, fromOldest } = counted!;
+    const totalPages = Math.ceil(found / limit);
     return {
-      items: await loadPosts(db, storage, auth.workspaceId, ids),
-      pageInfo: { page, limit, total, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 },
+      items: await loadPosts(db, storage, auth.workspaceId, fromOldest ? ids.reverse() : ids),
+      pageInfo: { page, limit, total: found, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 },
     };
   },
 });

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Sql } from '../db/index.js';
 
 /** The task that publishes a schedule (its file arrives with the publishing engine). */
@@ -40,11 +41,17 @@ export async function enqueueRefresh(tx: Sql, integrationId: string, expiresAt: 
 /** The task that erases and revokes the tokens of channels left PENDING_SELECTION too long (src/worker/pending-selection.ts). */
 export const PENDING_SELECTION_EXPIRY_TASK = 'expire-pending-selections';
 
+/** The task that sums the posts list's counters (post_facet_counts, migrations/015_post_facets.sql). */
+export const COMPACT_FACET_COUNTS_TASK = 'compact-post-facet-counts';
+
 /**
  * The worker's periodic tasks, in graphile-worker's crontab format: each tick queues one job, whichever workers run.
  * A tick missed while no worker ran is not made up for: the next one covers it.
  */
-export const CRONTAB = `*/10 * * * * ${PENDING_SELECTION_EXPIRY_TASK}`;
+export const CRONTAB = [`*/10 * * * * ${PENDING_SELECTION_EXPIRY_TASK}`, `* * * * * ${COMPACT_FACET_COUNTS_TASK}`].join('\n');
+
+/** The payload of a job the crontab queued (graphile-worker adds `_cron`); nothing when queued by hand. */
+export const CronPayload = z.strictObject({ _cron: z.object({ ts: z.string(), backfilled: z.boolean().optional() }).optional() });
 
 /** The task that makes a media's variants (src/worker/variants.ts). */
 export const VARIANTS_TASK = 'media-variants';

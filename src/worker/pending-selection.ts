@@ -1,12 +1,9 @@
 import type { Task } from 'graphile-worker';
-import { z } from 'zod';
 import { revokeErased } from '../accounts.js';
 import { PENDING_SELECTION_TTL_HOURS } from '../connect.js';
 import type { Platform } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
-
-/** What graphile-worker's crontab adds to a job it queues; nothing when queued by hand. */
-const Payload = z.strictObject({ _cron: z.object({ ts: z.string(), backfilled: z.boolean().optional() }).optional() });
+import { CronPayload } from './jobs.js';
 
 /** Channels erased at a time: the revocations of a batch are sent at once, so LinkedIn gets a few at a time. */
 const BATCH = 25;
@@ -26,7 +23,7 @@ const FORGOTTEN =
  */
 export function pendingSelectionExpiryTask(app: AppContext): Task {
   return async (payload, helpers) => {
-    Payload.parse(payload ?? {});
+    CronPayload.parse(payload ?? {});
     for (;;) {
       const erased = await eraseDue(app);
       if (erased.length) app.logger.info('channels left PENDING_SELECTION lost their tokens', { integrationIds: erased.map((row) => row.integrationId) });

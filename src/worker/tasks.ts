@@ -1,6 +1,7 @@
 import type { TaskList } from 'graphile-worker';
 import type { AppContext } from '../registry/context.js';
-import { PENDING_SELECTION_EXPIRY_TASK, PUBLISH_TASK, REFRESH_TASK, UPLOAD_EXPIRY_TASK, VARIANTS_TASK } from './jobs.js';
+import { COMPACT_FACET_COUNTS_TASK, PENDING_SELECTION_EXPIRY_TASK, PUBLISH_TASK, REFRESH_TASK, UPLOAD_EXPIRY_TASK, VARIANTS_TASK } from './jobs.js';
+import { compactFacetCountsTask } from './facet-counts.js';
 import { pendingSelectionExpiryTask } from './pending-selection.js';
 import { publishScheduleTask } from './publish.js';
 import { refreshCredentialsTask } from './refresh.js';
@@ -17,4 +18,5 @@ export const tasks = (app: AppContext): TaskList => ({
   [VARIANTS_TASK]: variantsTask(app),
   [UPLOAD_EXPIRY_TASK]: uploadExpiryTask(app),
   [PENDING_SELECTION_EXPIRY_TASK]: pendingSelectionExpiryTask(app),
+  [COMPACT_FACET_COUNTS_TASK]: compactFacetCountsTask(app),
 });
