@@ -66,7 +66,8 @@ describe('plans', () => {
     expect(wrong.code).toBe(1);
     const missing = await admin(['set-subscription', '--workspace', '00000000-0000-4000-8000-000000000000', '--status', 'active'], env);
     expect(missing.json).toEqual({ code: 'NOT_FOUND', message: 'No such workspace' });
-  });
+    // Six admin processes, each starting Node and joining the database: about 4 s apiece with the suite beside them.
+  }, 60_000);
 
   it('create-integration prints the channel, which the workspace\'s key then lists', async () => {
     const created = await admin(['create-integration', '--workspace', ws.workspaceId, '--platform', 'LINKEDIN', '--name', 'Company page'], env);

@@ -168,6 +168,30 @@ describe('GET /posts pages', () => {
   });
 });
 
+describe('GET /posts in a workspace of 10,000 posts', () => {
+  it('searches through the trigram index with the answers a small workspace gets from its own posts', async () => {
+    // Below 10,000 posts a search reads the workspace's own posts; from there, the trigram index (the tests above
+    // take the first way).
+    const large = await service.workspace({ plan: 'business' });
+    await sql`
+      INSERT INTO posts (organization_id, user_id, content, created_at)
+      SELECT ${large.workspaceId}, ${large.userId}, 'Post ' || n || CASE WHEN n % 1000 = 0 THEN ' is 100% under_score' ELSE '' END,
+        now() - (10000 - n) * interval '1 second'
+      FROM generate_series(1, 10000) AS n`;
+    const search = async (text: string) => (await get(`/posts?limit=100&search=${encodeURIComponent(text)}`, large.apiKey)).json;
+    expect((await get('/posts', large.apiKey)).json.pageInfo.total).toBe(10_000);
+    for (const text of ['100%', 'UNDER_SCORE', '0% u']) {
+      const found = await search(text);
+      expect(found.pageInfo.total, text).toBe(10);
+      expect(found.items.map((post: { content: string }) => post.content), text).toEqual(
+        Array.from({ length: 10 }, (_, index) => `Post ${(10 - index) * 1000} is 100% under_score`),
+      );
+    }
+    expect((await search('under%score')).pageInfo.total).toBe(0);
+    expect((await search('under_scor')).items).toHaveLength(10);
+  });
+});
+
 describe('GET /posts/{id}', () => {
   it('answers 404 for another workspace\'s post, a missing one, and a malformed id, as REST and the same as MCP', async () => {
     const other = await service.workspace();

@@ -1,10 +1,22 @@
+import type { PendingQuery, Row } from 'postgres';
 import { z } from 'zod';
+import type { Sql } from '../../src/db/index.js';
 import { text, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { platform } from '../integrations/integration.js';
 import { PLATFORMS } from '../../src/platforms/index.js';
 import { loadPosts, Post, SCHEDULE_STATUSES, scheduleStatus } from './post.js';
 import { dateOrTime, instantOf, workspaceZone } from '../workspace/time.js';
+
+/** Below this many posts, a workspace's search reads its own posts rather than the trigram index. */
+const SEARCH_SCAN_POSTS = 10_000;
+
+/** The workspace's posts (those with one of `facets` when given), as a subquery: a sum of its counters. */
+const postsCounted = (db: Sql, workspaceId: string, facets: PendingQuery<Row[]> | null) =>
+  db`(SELECT coalesce(sum(c.posts), 0) FROM post_facet_counts c
+    WHERE c.organization_id = ${workspaceId} ${facets ? db`AND c.facets & ${facets} <> 0` : db``})`;
+
+const postsIn = async (db: Sql, workspaceId: string) => Number((await db<{ n: string }[]>`SELECT ${postsCounted(db, workspaceId, null)} AS n`)[0]!.n);
 
 /** `%`, `_` and `\` match themselves in the search text. */
 const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
@@ -85,9 +97,17 @@ export default defineOperation({
         : null,
     ].filter((filter) => filter !== null);
     const matchingSchedules = scheduleFilters.reduce((all, filter) => db`${all} ${filter}`, db`s.organization_id = ${auth.workspaceId}`);
+    // The trigram index (posts_content_trgm_idx) holds every workspace's posts, and a word common in a large workspace
+    // makes a small one's search walk all its matches there; the planner cannot tell. A workspace of fewer than
+    // SEARCH_SCAN_POSTS posts is read through its own index instead (the concatenation keeps the trigram index off).
+    const searched = !search
+      ? null
+      : (await postsIn(db, auth.workspaceId)) < SEARCH_SCAN_POSTS
+        ? db`(p.content || '') ILIKE ${likePattern(search)}`
+        : db`p.content ILIKE ${likePattern(search)}`;
     const where = db`
       p.organization_id = ${auth.workspaceId}
-      ${search ? db`AND p.content ILIKE ${likePattern(search)}` : db``}
+      ${search ? db`AND ${searched}` : db``}
       ${tagIds?.length ? db`AND EXISTS (SELECT 1 FROM post_tags pt WHERE pt.post_id = p.id AND pt.tag_id = ANY(${tagIds}::uuid[]))` : db``}
       ${facets ? db`AND EXISTS (SELECT 1 FROM post_facets f WHERE f.post_id = p.id AND f.facets & ${facets} <> 0)` : db``}
       ${
@@ -98,16 +118,19 @@ export default defineOperation({
               WHERE s.post_id = p.id AND ${matchingSchedules})`
           : db``
       }`;
-    // Filtered by facets or not at all, the total is a sum of the workspace's counters, exact and without visiting a
-    // post; by schedule filters alone, the number of posts among the matching schedules (the workspace's own, by
-    // schedules_calendar_idx); a search or tags count the posts they match.
-    const total = search || tagIds?.length
-      ? db`(SELECT count(*) FROM posts p WHERE ${where})`
-      : dated
-        ? db`(SELECT count(DISTINCT s.post_id) FROM schedules s JOIN integrations i ON i.id = s.integration_id
-            WHERE ${matchingSchedules})`
-        : db`(SELECT coalesce(sum(c.posts), 0) FROM post_facet_counts c
-            WHERE c.organization_id = ${auth.workspaceId} ${facets ? db`AND c.facets & ${facets} <> 0` : db``})`;
+    // The total is exact, by the cheapest count the filters allow. Filtered by facets or not at all: a sum of the
+    // workspace's counters, visiting no post. By tags alone, or by schedules alone (dates, with status and platform or
+    // not): the distinct posts among the matching rows of post_tags or schedules (the workspace's own: a row's post is
+    // of its workspace), from their indexes. Otherwise the posts matching are counted.
+    const sources = [search, tagIds?.length, dated || facets].filter(Boolean).length;
+    const total =
+      sources > 1 || search
+        ? db`(SELECT count(*) FROM posts p WHERE ${where})`
+        : tagIds?.length
+          ? db`(SELECT count(DISTINCT pt.post_id) FROM post_tags pt WHERE pt.organization_id = ${auth.workspaceId} AND pt.tag_id = ANY(${tagIds}::uuid[]))`
+          : dated
+            ? db`(SELECT count(DISTINCT s.post_id) FROM schedules s JOIN integrations i ON i.id = s.integration_id WHERE ${matchingSchedules})`
+            : postsCounted(db, auth.workspaceId, facets);
     const offset = db`${(page - 1) * limit}::bigint`;
     // One statement, so the total and the page are of one snapshot. A page past the middle is walked from the oldest
     // end (fewer rows to skip) and turned around here; only the chosen walk runs.
