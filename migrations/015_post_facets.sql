@@ -9,7 +9,9 @@
 --   * a new schedule adds its pair to its post's facets at commit (a deferred trigger); any other change to a
 --     schedule recomputes them at commit, under the post_facets row's lock, reading the schedules afresh: two
 --     transactions changing one post's schedules take turns, and the second sees the first's. The lock is taken
---     last, at commit, after every lock the transaction's own statements took, so it cannot close a cycle with them;
+--     last, at commit, after every lock the transaction's own statements took, so it cannot close a cycle with them
+--     (only two transactions that each change schedules of the same several posts, in opposite orders, can deadlock
+--     at commit, and Postgres then aborts one);
 --   * each change of a post_facets row appends its delta (-1 for the old set, +1 for the new) to post_facet_counts:
 --     appends take no lock, so concurrent creates in one workspace never wait on a counter. A periodic job
 --     (compact_post_facet_counts, queued by the worker's crontab, src/worker/jobs.ts) sums each workspace's rows
@@ -72,11 +74,12 @@ DECLARE
   post uuid := CASE WHEN TG_OP = 'DELETE' THEN OLD.post_id ELSE NEW.post_id END;
   now_facets bigint;
 BEGIN
-  -- A new schedule can only add its own pair: set its bit, under the row's lock, on the row as last committed.
+  -- A new schedule can only add its own pair: its bit is set on the row as last committed, under the row's lock. (Not
+  -- only where the bit looks unset: a transaction clearing it may not have committed yet, and must be waited for.)
   IF TG_OP = 'INSERT' THEN
     UPDATE post_facets f SET facets = f.facets | bit.facet
       FROM (SELECT schedule_facet(NEW.status, i.platform) AS facet FROM integrations i WHERE i.id = NEW.integration_id) bit
-      WHERE f.post_id = post AND f.facets & bit.facet = 0;
+      WHERE f.post_id = post;
     RETURN NULL;
   END IF;
   -- Gone with its post (deleted in this transaction): its row's deletion has counted it out.

@@ -339,27 +339,27 @@ describe('exact totals from the counters', () => {
     expect((await get('/posts?platform=BLUESKY&status=DRAFT&limit=100')).json.items.map((post: { id: string }) => post.id)).not.toContain(both.postId);
   });
 
-  it('hold when two transactions change schedules of one post at once', async () => {
-    const post = await create({ rows: [{ content: 'Changed twice at once', scheduledAt: '2031-04-01T09:00:00Z' }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'SCHEDULED_TIME' });
-    const onSky = post.schedules.find((schedule) => schedule.integrationId === sky)!;
-    const onPro = post.schedules.find((schedule) => schedule.integrationId === pro)!;
-    // The first runs its commit-time recount now (SET CONSTRAINTS … IMMEDIATE) and holds it open; the second's recount
-    // then waits for it, and must see the first's change once it commits.
+  /**
+   * Runs `firstChange` and `secondChange` in two transactions on one post: the first runs its commit-time recount now
+   * (SET CONSTRAINTS … IMMEDIATE) and holds it open; the second's recount must then wait for it, and see the first's
+   * change once it commits.
+   */
+  async function inTurn(firstChange: (tx: postgres.Sql) => Promise<unknown>, secondChange: (tx: postgres.Sql) => Promise<unknown>) {
     const [first, second] = [await sql.reserve(), await sql.reserve()];
     let secondRecount: Promise<unknown> = Promise.resolve();
     try {
       await first`BEGIN`;
-      await first`UPDATE schedules SET status = 'FAILED' WHERE id = ${onSky.id}`;
+      await firstChange(first);
       await first`SET CONSTRAINTS ALL IMMEDIATE`;
       await second`BEGIN`;
-      await second`UPDATE schedules SET status = 'PUBLISHED' WHERE id = ${onPro.id}`;
+      await secondChange(second);
       secondRecount = second`SET CONSTRAINTS ALL IMMEDIATE`.execute();
       // Read outside both transactions: inside one, pg_stat_activity is a snapshot taken at its first read.
       const waiting = await eventually(
         () => sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query = 'SET CONSTRAINTS ALL IMMEDIATE'`,
         ([row]) => row!.n === 1,
       );
-      expect(waiting[0]!.n).toBe(1);
+      expect(waiting[0]!.n, 'the second recount waits for the first').toBe(1);
       await first`COMMIT`;
       await secondRecount;
       await second`COMMIT`;
@@ -371,10 +371,36 @@ describe('exact totals from the counters', () => {
       first.release();
       second.release();
     }
+  }
+
+  it('hold when two transactions change schedules of one post at once', async () => {
+    const post = await create({ rows: [{ content: 'Changed twice at once', scheduledAt: '2031-04-01T09:00:00Z' }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'SCHEDULED_TIME' });
+    const onSky = post.schedules.find((schedule) => schedule.integrationId === sky)!;
+    const onPro = post.schedules.find((schedule) => schedule.integrationId === pro)!;
+    await inTurn(
+      (tx) => tx`UPDATE schedules SET status = 'FAILED' WHERE id = ${onSky.id}`,
+      (tx) => tx`UPDATE schedules SET status = 'PUBLISHED' WHERE id = ${onPro.id}`,
+    );
     await expectExactTotals();
     expect(await ids('status=SCHEDULED')).not.toContain(post.postId);
     expect(await ids('status=FAILED&platform=BLUESKY')).toContain(post.postId);
     expect(await ids('status=PUBLISHED&platform=LINKEDIN')).toContain(post.postId);
+  });
+
+  it('hold when a schedule is added to a post while another of the same pair moves on', async () => {
+    // The added schedule's pair is set while the first transaction has just cleared it: it must wait, and set it again.
+    const post = await create({ rows: [{ content: 'One added while one moves', scheduledAt: '2031-05-01T09:00:00Z' }], shared: { selectedIntegrations: [sky] }, postAction: 'SCHEDULED_TIME' });
+    const [moving] = post.schedules;
+    await inTurn(
+      (tx) => tx`UPDATE schedules SET status = 'PUBLISHING' WHERE id = ${moving!.id}`,
+      (tx) => tx`
+        INSERT INTO schedules (organization_id, post_id, integration_id, user_id, status, scheduled_at, scheduled_content)
+        SELECT organization_id, post_id, integration_id, user_id, 'SCHEDULED', scheduled_at + interval '1 day', 'Added'
+        FROM schedules WHERE id = ${moving!.id}`,
+    );
+    await expectExactTotals();
+    expect(await ids('status=SCHEDULED&platform=BLUESKY')).toContain(post.postId);
+    expect(await ids('status=PUBLISHING&platform=BLUESKY')).toContain(post.postId);
   });
 
   it('are summed each minute into one row a set by the worker\'s task, with every total unchanged', async () => {
