@@ -62,6 +62,8 @@ export interface PublishingFigures {
    * fetch, and the record of the outcome. No engine that claims, calls and records can publish faster than this.
    */
   floorJobs: JobRate;
+  /** What the service asks of its database while nothing is due (the worker's polling, sweeps and crontab). */
+  idle: { seconds: number; transactionsPerSecond: number };
   targets: TargetFigures[];
 }
 
@@ -84,6 +86,8 @@ export async function measurePublishing(
   const targets: TargetFigures[] = [];
   // Defined again (it may be the first thing the run does): quotas no run can spend.
   await defineGenerousPlan(service.env, PLAN, ALLOWANCE);
+  progress(`publishing: the database's transactions a second while nothing is due, for ${IDLE_SECONDS} s`);
+  const idle = { seconds: IDLE_SECONDS, transactionsPerSecond: await idleTransactionRate(database.sql, IDLE_SECONDS) };
 
   const loopback = await startLoopbackPlatform();
   try {
@@ -124,7 +128,24 @@ export async function measurePublishing(
   } finally {
     await pds.stop();
   }
-  return { workerConcurrency: config.workerConcurrency, pollIntervalMs: config.workerPollIntervalMs, emptyJobs, floorJobs, targets };
+  return { workerConcurrency: config.workerConcurrency, pollIntervalMs: config.workerPollIntervalMs, emptyJobs, floorJobs, idle, targets };
+}
+
+const IDLE_SECONDS = 10;
+
+/**
+ * Transactions a second committed or rolled back in the service's database over `seconds` (pg_stat_database; each
+ * autocommit query is one), less the two of this measurement. Backends report them about once a second, so the
+ * figure is good to about a tenth over 10 s.
+ */
+async function idleTransactionRate(sql: postgres.Sql, seconds: number): Promise<number> {
+  const transactions = async () =>
+    Number((await sql<{ n: string }[]>`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`)[0]!.n);
+  // Whatever ran just before (the admin command above) has reported by then.
+  await sleep(2000);
+  const before = await transactions();
+  await sleep(seconds * 1000);
+  return (await transactions() - before - 1) / seconds;
 }
 
 interface Target {

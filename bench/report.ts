@@ -279,7 +279,8 @@ export function renderPublishing(report: PublishingReport): string {
       `${report.emptyJobs.jobs} at once, same concurrency and polling, ${fixed(report.emptyJobs.perSecond, 0)} jobs/s. ` +
       `Floor jobs (the least an engine does per schedule: claim a row by compare-and-set, POST one record with Node's fetch (as @atproto/api sends) ` +
       `to the same loopback endpoint, run in a process of its own, record the outcome): ${report.floorJobs.jobs} at once, the same runner settings, ${fixed(report.floorJobs.perSecond, 0)} jobs/s; ` +
-      `the engine publishes ${fixed(loopbackRate(report) / report.floorJobs.perSecond, 2)} as many a second as the floor runs.`,
+      `the engine publishes ${fixed(loopbackRate(report) / report.floorJobs.perSecond, 2)} as many a second as the floor runs. ` +
+      `Idle, with nothing due, the database committed ${fixed(report.idle.transactionsPerSecond, 1)} transactions a second over ${report.idle.seconds} s (the worker's polling, sweeps and crontab).`,
     '',
     '| Target | schedules (delay) | spread s | delay p50 ms | delay p99 ms | delay max ms | schedules (at once) | published/s | at once: delay p50 ms | at once: delay p99 ms |',
     '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
