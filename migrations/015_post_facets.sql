@@ -40,10 +40,14 @@ CREATE INDEX post_facet_counts_idx ON post_facet_counts (organization_id, facets
 -- Each compaction leaves as many dead rows as it summed: vacuumed soon, or the next reads step over them.
 ALTER TABLE post_facet_counts SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000, autovacuum_vacuum_insert_threshold = 1000);
 
--- Sums each workspace's deltas into one row per set. Two at once are harmless: a row the first took is skipped by
--- the second, and neither sees the other's sums.
+-- Sums each workspace's deltas into one row per set, touching only the sets that have more than one (an idle
+-- service rewrites nothing). Two at once are harmless: a row the first took is skipped by the second, and neither
+-- sees the other's sums.
 CREATE FUNCTION compact_post_facet_counts() RETURNS void LANGUAGE sql AS $$
-  WITH taken AS (DELETE FROM post_facet_counts RETURNING organization_id, facets, posts)
+  WITH taken AS (
+    DELETE FROM post_facet_counts
+    WHERE (organization_id, facets) IN (SELECT organization_id, facets FROM post_facet_counts GROUP BY 1, 2 HAVING count(*) > 1)
+    RETURNING organization_id, facets, posts)
   INSERT INTO post_facet_counts
   SELECT organization_id, facets, sum(posts)::int FROM taken GROUP BY organization_id, facets HAVING sum(posts) <> 0
 $$;

@@ -1,6 +1,8 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../operations/index.js';
+import { SCHEDULE_STATUSES } from '../operations/posts/post.js';
+import { PLATFORMS } from '../src/platforms/index.js';
 import { call, eventually, jobsLeftUnder, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /** GET /posts: every filter, the page shape walked to its end, and the index behind search. */
@@ -272,8 +274,7 @@ describe('GET /posts/{id}', () => {
 });
 
 describe('exact totals from the counters', () => {
-  const STATUSES = ['DRAFT', 'SCHEDULED', 'PUBLISHING', 'PUBLISHED', 'FAILED'];
-  const PLATFORMS = ['BLUESKY', 'LINKEDIN'];
+  const STATUSES = [...SCHEDULE_STATUSES];
   /** Each status and platform alone, each pair, a few sets, and no filter: [query, statuses, platforms]. */
   const FILTERS: [string, string[] | null, string[] | null][] = [
     ['', null, null],
@@ -290,7 +291,7 @@ describe('exact totals from the counters', () => {
         SELECT p.id FROM posts p WHERE p.organization_id = ${ws.workspaceId}
           AND (${statuses === null && platforms === null} OR EXISTS (
             SELECT 1 FROM schedules s JOIN integrations i ON i.id = s.integration_id
-            WHERE s.post_id = p.id AND s.status = ANY(${statuses ?? STATUSES}) AND i.platform = ANY(${platforms ?? PLATFORMS})))`
+            WHERE s.post_id = p.id AND s.status = ANY(${statuses ?? STATUSES}) AND i.platform = ANY(${platforms ?? [...PLATFORMS]})))`
     )
       .map((row) => row.id)
       .sort();
@@ -312,6 +313,13 @@ describe('exact totals from the counters', () => {
       SELECT id, integration_id AS "integrationId" FROM schedules WHERE post_id = ${postId} ORDER BY thread_root_schedule_id NULLS FIRST, integration_id`;
     return { postId, schedules };
   };
+
+  it('give every status on every platform a bit of its own (the SQL mapping follows the code\'s lists)', async () => {
+    const bits = await sql<{ bit: string | null }[]>`
+      SELECT schedule_facet(st, pl)::text AS bit FROM unnest(${STATUSES}::text[]) AS st, unnest(${[...PLATFORMS]}::text[]) AS pl`;
+    expect(bits.every((row) => row.bit !== null), 'a status or platform schedule_facet does not know').toBe(true);
+    expect(new Set(bits.map((row) => row.bit)).size).toBe(SCHEDULE_STATUSES.length * PLATFORMS.length);
+  });
 
   it('hold through creates, thread parts, status changes, deleted schedules and deleted posts', async () => {
     await expectExactTotals();

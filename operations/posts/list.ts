@@ -107,7 +107,7 @@ export default defineOperation({
         : db`p.content ILIKE ${likePattern(search)}`;
     const where = db`
       p.organization_id = ${auth.workspaceId}
-      ${search ? db`AND ${searched}` : db``}
+      ${searched ? db`AND ${searched}` : db``}
       ${tagIds?.length ? db`AND EXISTS (SELECT 1 FROM post_tags pt WHERE pt.post_id = p.id AND pt.tag_id = ANY(${tagIds}::uuid[]))` : db``}
       ${facets ? db`AND EXISTS (SELECT 1 FROM post_facets f WHERE f.post_id = p.id AND f.facets & ${facets} <> 0)` : db``}
       ${
