@@ -20,7 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { AtpAgent } from '@atproto/api';
 import { Logger, run as runWorker } from 'graphile-worker';
 import postgres from 'postgres';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { runnerSettings } from '../src/worker/index.js';
 import { startPds } from '../test/support/pds.js';
 import { bootstrap, connectBluesky, defineGenerousPlan } from './admin.js';
 import type { Database } from './calendar.js';
@@ -110,10 +111,10 @@ export async function measurePublishing(
     await slow.stop();
   }
   progress(`publishing: graphile-worker running ${options.schedules} floor jobs (claim, one call to a loopback endpoint, record)`);
-  const floorJobs = await floorJobRate(database, options.schedules, config.workerConcurrency, config.workerPollIntervalMs);
+  const floorJobs = await floorJobRate(database, options.schedules, config);
 
   progress(`publishing: graphile-worker running ${options.schedules} empty jobs`);
-  const emptyJobs = await emptyJobRate(database, options.schedules, config.workerConcurrency, config.workerPollIntervalMs);
+  const emptyJobs = await emptyJobRate(database, options.schedules, config);
 
   progress('publishing: starting a PDS on loopback');
   const pds = await startPds();
@@ -264,24 +265,24 @@ async function allPublished(sql: postgres.Sql, ids: string[], timeoutMs: number)
 
 /**
  * graphile-worker's own rate on this database: `jobs` jobs of a task that does nothing, added at once, run by a
- * runner with the service's concurrency and polling interval, after a warm-up batch.
+ * runner with the service's settings (runnerSettings: concurrency, polling, local queue), after a warm-up batch.
  */
-function emptyJobRate(database: Database, jobs: number, concurrency: number, pollInterval: number): Promise<JobRate> {
-  return jobRate(database, jobs, concurrency, pollInterval, async () => {});
+function emptyJobRate(database: Database, jobs: number, config: Config): Promise<JobRate> {
+  return jobRate(database, jobs, config, async () => {});
 }
 
 /**
  * The floor (PublishingFigures.floorJobs), on a table of its own that is dropped afterwards. The endpoint runs in a
  * process of its own, as it does for the engine (the service's process calls the bench's).
  */
-async function floorJobRate(database: Database, jobs: number, concurrency: number, pollInterval: number): Promise<JobRate> {
+async function floorJobRate(database: Database, jobs: number, config: Config): Promise<JobRate> {
   const endpoint = fork(fileURLToPath(new URL('./loopback-child.ts', import.meta.url)), { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const sql = postgres(database.url, { max: concurrency, onnotice: () => {}, connection: { application_name: 'postwise bench floor' } });
+  const sql = postgres(database.url, { max: config.workerConcurrency, onnotice: () => {}, connection: { application_name: 'postwise bench floor' } });
   try {
     const [platformUrl] = (await events.once(endpoint, 'message')) as [string];
     await sql`CREATE TABLE bench_floor (n int PRIMARY KEY, status text NOT NULL, last_attempt timestamptz, published_at timestamptz, uri text)`;
     await sql`INSERT INTO bench_floor (n, status) SELECT n, 'SCHEDULED' FROM generate_series(1, ${jobs + WARMUP_JOBS}::int) n`;
-    return await jobRate(database, jobs, concurrency, pollInterval, async (n) => {
+    return await jobRate(database, jobs, config, async (n) => {
       const [claimed] = await sql`
         UPDATE bench_floor SET status = 'PUBLISHING', last_attempt = now() WHERE n = ${n} AND status = 'SCHEDULED' RETURNING n`;
       if (!claimed) throw new Error(`floor job ${n} found its row claimed`);
@@ -308,15 +309,14 @@ async function floorJobRate(database: Database, jobs: number, concurrency: numbe
 const WARMUP_JOBS = 100;
 
 /** `jobs` jobs of `task` (given 1, 2, … in turn), added at once and run as emptyJobRate runs them, after a warm-up batch. */
-async function jobRate(database: Database, jobs: number, concurrency: number, pollInterval: number, task: (n: number) => Promise<void>): Promise<JobRate> {
+async function jobRate(database: Database, jobs: number, config: Config, task: (n: number) => Promise<void>): Promise<JobRate> {
   let done = 0;
   let lastDone = 0;
   let next = 0;
   let failed: unknown;
   const runner = await runWorker({
     connectionString: database.url,
-    concurrency,
-    pollInterval,
+    ...runnerSettings(config),
     noHandleSignals: true,
     logger: new Logger(() => () => {}),
     taskList: {

@@ -45,7 +45,7 @@ afterAll(async () => {
 });
 
 /** `npm run worker` on the test's database, with `fault` in its fetch. */
-async function worker(fault: string): Promise<Running> {
+async function worker(fault: string, env: NodeJS.ProcessEnv = {}): Promise<Running> {
   // NODE_OPTIONS splits at spaces, so the module goes in as a file URL (a space is %20 there), not as a path.
   const faults = pathToFileURL(join(project, 'test', 'support', 'platform-faults.mjs')).href;
   const running = run(['run', 'worker'], {
@@ -54,6 +54,7 @@ async function worker(fault: string): Promise<Running> {
     NODE_OPTIONS: `--import ${faults}`,
     POSTWISE_TEST_FAULT: fault,
     LOG_LEVEL: 'info',
+    ...env,
   }, { cwd: project });
   started.push(running);
   await waitFor(running, /Postwise worker running/);
@@ -110,6 +111,28 @@ describe('a worker process stopped mid-publish', () => {
     const state = await withRecoveringWorker(() => settled(id));
     expect(state).toMatchObject({ status: 'PUBLISHED', platformPostId: record!.uri, retryCount: 0 });
     expect(await recordsOf('Accepted, then the worker was killed')).toHaveLength(1);
+  }, 90_000);
+
+  it('SIGKILL with jobs waiting in its local queue: they are released to another worker and each published once', async () => {
+    // Three due before the worker starts, one publish at a time: its local queue (size 2) fetches two, the first hangs,
+    // the second waits in the queue, the third stays in the database. Both fetched jobs stay locked by the dead process
+    // (graphile-worker's own lock lasts 4 hours).
+    const texts = ['Queued first', 'Queued second', 'Queued third'];
+    const ids: string[] = [];
+    for (const text of texts) ids.push(await publishNow(text));
+    const child = await worker('never-answer', { WORKER_CONCURRENCY: '1', PUBLISH_STALE_MS: String(RECOVERY.publishStaleMs) });
+    await waitFor(child, /FAULT createRecord held/);
+    const locked = async () =>
+      (await sql<{ key: string }[]>`SELECT key FROM graphile_worker.jobs WHERE key = ANY(${ids.map((id) => `publish-schedule:${id}`)}) AND locked_at IS NOT NULL`).length;
+    process.kill(-child.child.pid!, 'SIGKILL');
+    await child.exited;
+    expect(await locked()).toBe(2);
+    expect((await Promise.all(ids.map(stateOf))).map((state) => state.status).sort()).toEqual(['PUBLISHING', 'SCHEDULED', 'SCHEDULED']);
+
+    const states = await withRecoveringWorker(() => Promise.all(ids.map(settled)));
+    expect(states.map((state) => state.status)).toEqual(['PUBLISHED', 'PUBLISHED', 'PUBLISHED']);
+    for (const text of texts) expect(await recordsOf(text)).toHaveLength(1);
+    expect(await locked()).toBe(0);
   }, 90_000);
 
   it('SIGTERM while the platform does not answer: the call is aborted, the schedule goes back to SCHEDULED due now, and is published once', async () => {

@@ -1,4 +1,5 @@
-import { Logger as WorkerLogger, run, runMigrations } from 'graphile-worker';
+import { Logger as WorkerLogger, run, runMigrations, type RunnerOptions } from 'graphile-worker';
+import type { Config } from '../config.js';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../logger.js';
 import type { AppContext } from '../registry/context.js';
@@ -23,10 +24,7 @@ export interface Worker {
 export async function startWorker(app: AppContext, connectionString: string): Promise<Worker> {
   const runner = await run({
     connectionString,
-    concurrency: app.config.workerConcurrency,
-    // graphile-worker 0.17 wakes on NOTIFY only for jobs due at once; a job due later (a schedule's run_at) is found by
-    // polling, so the interval bounds how late past its time a schedule starts (2 s by default there).
-    pollInterval: app.config.workerPollIntervalMs,
+    ...runnerSettings(app.config),
     taskList: tasks(app),
     crontab: CRONTAB,
     // Shutdown is ordered by src/main.ts.
@@ -36,7 +34,10 @@ export async function startWorker(app: AppContext, connectionString: string): Pr
   let sweeping: Promise<unknown> = Promise.resolve();
   const sweep = setInterval(() => {
     sweeping = recoverAbandoned(app.db, app.config.publishStaleMs)
-      .then((ids) => ids.length && app.logger.warn('schedules a stopped worker left behind are queued again', { scheduleIds: ids }))
+      .then(({ requeued, released }) => {
+        if (released.length) app.logger.warn('the jobs of workers that stopped holding them are released', { workers: released });
+        if (requeued.length) app.logger.warn('schedules a stopped worker left behind are queued again', { scheduleIds: requeued });
+      })
       .catch((error) => app.logger.error('recovering abandoned schedules failed', { error }));
   }, app.config.publishRecoveryIntervalMs);
   return {
@@ -44,6 +45,32 @@ export async function startWorker(app: AppContext, connectionString: string): Pr
       clearInterval(sweep);
       await sweeping;
       await runner.stop();
+    },
+  };
+}
+
+/**
+ * How a process takes jobs (the service's worker and the bench's runners alike). `WORKER_CONCURRENCY` jobs run at
+ * once; one local queue per process fetches (and locks) up to one more than that at a time and hands them out, so
+ * the process asks the database for jobs once per batch, and once per `WORKER_POLL_INTERVAL_MS` while idle, whatever
+ * its concurrency. Completions are written in batches, each tick's together. graphile-worker 0.17 wakes on NOTIFY only
+ * for jobs due at once; a job due later (a schedule's run_at) is found by polling, so the interval bounds how late
+ * past its time a schedule starts (2 s by default there).
+ *
+ * A job waits in the local queue at most `PUBLISH_STALE_MS` before going back. A process that dies holding jobs leaves
+ * them locked for graphile-worker's 4 hours; recoverAbandoned (src/worker/publish.ts) releases them once one of them is
+ * a due schedule's publish job held for twice that.
+ */
+export function runnerSettings(config: Config): Pick<RunnerOptions, 'concurrency' | 'pollInterval' | 'preset'> {
+  return {
+    concurrency: config.workerConcurrency,
+    pollInterval: config.workerPollIntervalMs,
+    preset: {
+      worker: {
+        localQueue: { size: config.workerConcurrency + 1, ttl: config.publishStaleMs },
+        completeJobBatchDelay: 0,
+        failJobBatchDelay: 0,
+      },
     },
   };
 }

@@ -388,10 +388,21 @@ const passing = (error: PlatformError) => error.kind === 'transient' || error.ki
  * first of each thread again. Their next attempt looks the record up before publishing: nothing is published twice.
  * Also queues a due thread part without a job that waits behind a part published more than `staleMs` ago: its worker
  * stopped between the two (a thread's parts have no job of their own; the job of its first schedule goes on from part
- * to part).
+ * to part). And gives back to the queue the jobs a dead process had fetched into its local queue and never ran.
  */
-export async function recoverAbandoned(db: Database, staleMs: number): Promise<string[]> {
+export async function recoverAbandoned(db: Database, staleMs: number): Promise<{ requeued: string[]; released: string[] }> {
   return db.begin(async (tx) => {
+    // A live process hands out or gives back every job of its local queue within staleMs (src/worker/index.ts), and a
+    // publish job it runs claims its schedule at once. So a due schedule still SCHEDULED whose job has been locked for
+    // twice that was fetched by a process that died: every job that process locked goes back to the queue.
+    const [{ released }] = await tx<[{ released: string[] }]>`
+      WITH dead AS (
+        SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
+        JOIN schedules s ON s.id = substr(j.key, ${PUBLISH_TASK.length + 2})::uuid
+        WHERE j.task_identifier = ${PUBLISH_TASK} AND j.key LIKE ${`${PUBLISH_TASK}:%`}
+          AND j.locked_at < now() - ${2 * staleMs} * interval '1 millisecond'
+          AND s.status = 'SCHEDULED' AND s.scheduled_at <= now())
+      SELECT coalesce(array_agg(locked_by), '{}') AS released, graphile_worker.force_unlock_workers(array_agg(locked_by)) FROM dead`;
     const reset = await tx<{ id: string }[]>`
       UPDATE schedules SET status = 'SCHEDULED', updated_at = now()
       WHERE status = 'PUBLISHING' AND last_attempt < now() - ${staleMs} * interval '1 millisecond'
@@ -416,6 +427,6 @@ export async function recoverAbandoned(db: Database, staleMs: number): Promise<s
     await tx`
       SELECT graphile_worker.add_job(${PUBLISH_TASK}, json_build_object('scheduleId', id), job_key := ${`${PUBLISH_TASK}:`} || id)
       FROM unnest(${firsts.map((row) => row.id)}::uuid[]) AS id`;
-    return ids;
+    return { requeued: ids, released };
   });
 }
