@@ -290,9 +290,11 @@ describe('publishing', () => {
     const rkey = recordKey({ scheduleId: accepted!.id, createdAt: accepted!.createdAt, kind: 'post' });
     const record = { $type: 'app.bsky.feed.post', text: 'Accepted, then the worker died', createdAt: new Date().toISOString() };
     const created = await account.agent.com.atproto.repo.createRecord({ repo: account.did, collection: 'app.bsky.feed.post', rkey, record });
+    // The job goes first: the worker's recovery sweep (every 200 ms here) may take the schedule up as soon as it looks
+    // abandoned, and queue a job that a later remove_job would take away again.
     for (const id of [accepted!.id, unsent!.id]) {
-      await sql`UPDATE schedules SET status = 'PUBLISHING', scheduled_at = now() - interval '1 hour', last_attempt = now() - interval '1 hour' WHERE id = ${id}`;
       await sql`SELECT graphile_worker.remove_job(${`publish-schedule:${id}`})`;
+      await sql`UPDATE schedules SET status = 'PUBLISHING', scheduled_at = now() - interval '1 hour', last_attempt = now() - interval '1 hour' WHERE id = ${id}`;
     }
     const before = (await postsOf(account)).length;
 

@@ -123,51 +123,63 @@ export const scheduleColumns = (db: Sql) => db`
   api_time(s.approval_completed_at) AS "approvalCompletedAt", api_time(s.created_at) AS "createdAt", api_time(s.updated_at) AS "updatedAt"`;
 
 /**
- * The posts `ids` of the workspace as the API shows them, in the order of `ids` (missing ones left out): one
- * query, whatever the number of posts, whose rows are the posts as JSON text (read as text: the client's
- * camelCase transform would rewrite the keys of free-form JSON such as `settings`); their attachments, with media
- * URLs made by `storage`, from a second query beside it.
+ * The posts `ids` of the workspace as the API shows them, in the order of `ids` (missing ones left out), from four
+ * statements sent at once whatever the number of posts: the posts, their schedules (each as JSON text, read as text:
+ * the client's camelCase transform would rewrite the keys of free-form JSON such as `settings`), their tags, and
+ * their attachments with media URLs made by `storage`. Each is a plain read by ids, whose plan Postgres makes once and
+ * keeps; a single statement nesting them all was planned anew on every run, and planning it cost as much as running
+ * it (docs/benchmarks.md).
  */
 export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, ids: string[]): Promise<PostOutput[]> {
   if (ids.length === 0) return [];
-  const [rows, attachments] = await Promise.all([
+  const [posts, schedules, tags, attachments] = await Promise.all([
     db<{ post: string }[]>`
-    SELECT row_to_json(api)::text AS post
-    FROM unnest(${ids}::uuid[]) WITH ORDINALITY AS wanted (id, position)
-    JOIN posts p ON p.id = wanted.id AND p.organization_id = ${workspaceId}
-    LEFT JOIN users u ON u.id = p.user_id
-    CROSS JOIN LATERAL (
-      SELECT json_agg(t.id ORDER BY t.slug) AS ids, json_agg(json_build_object('id', t.id, 'name', t.name, 'slug', t.slug) ORDER BY t.slug) AS list
-      FROM post_tags pt JOIN tags t ON t.id = pt.tag_id WHERE pt.post_id = p.id
-    ) t
-    CROSS JOIN LATERAL (
-      SELECT json_agg(schedule ORDER BY i.created_at, i.id, s.thread_order) AS list
+      SELECT row_to_json(api)::text AS post
+      FROM posts p LEFT JOIN users u ON u.id = p.user_id
+      CROSS JOIN LATERAL (
+        SELECT p.id AS "id", p.content AS "content", p.organization_id AS "organizationId", p.user_id AS "userId",
+          p.origin_source_post_id AS "originSourcePostId", p.is_evergreen AS "isEvergreen", api_time(p.last_recycled_at) AS "lastRecycledAt",
+          '[]'::json AS "tagIds", p.approval_status AS "approvalStatus", api_time(p.approval_requested_at) AS "approvalRequestedAt",
+          api_time(p.approval_completed_at) AS "approvalCompletedAt", p.required_approver_ids AS "requiredApproverIds",
+          COALESCE(p.approval_status NOT IN ('pending_review', 'rejected'), true) AS "canSchedule",
+          api_time(p.created_at) AS "createdAt", api_time(p.updated_at) AS "updatedAt",
+          '[]'::json AS "attachments", NULL::json AS "collab", '[]'::json AS "tags", '[]'::json AS "schedules",
+          CASE WHEN u.id IS NOT NULL THEN json_build_object('id', u.id, 'name', u.name, 'email', u.email) END AS "user"
+      ) api
+      WHERE p.id = ANY(${ids}::uuid[]) AND p.organization_id = ${workspaceId}`,
+    db<{ schedule: string }[]>`
+      SELECT row_to_json(api)::text AS schedule
       FROM schedules s JOIN integrations i ON i.id = s.integration_id
       CROSS JOIN LATERAL (
         SELECT ${scheduleColumns(db)},
           json_build_object('id', i.id, 'name', i.name, 'platform', i.platform, 'tokenStatus', i.token_status) AS "integration"
-      ) schedule
-      WHERE s.post_id = p.id
-    ) s
-    CROSS JOIN LATERAL (
-      SELECT p.id AS "id", p.content AS "content", p.organization_id AS "organizationId", p.user_id AS "userId",
-        p.origin_source_post_id AS "originSourcePostId", p.is_evergreen AS "isEvergreen", api_time(p.last_recycled_at) AS "lastRecycledAt",
-        COALESCE(t.ids, '[]') AS "tagIds", p.approval_status AS "approvalStatus", api_time(p.approval_requested_at) AS "approvalRequestedAt",
-        api_time(p.approval_completed_at) AS "approvalCompletedAt", p.required_approver_ids AS "requiredApproverIds",
-        COALESCE(p.approval_status NOT IN ('pending_review', 'rejected'), true) AS "canSchedule",
-        api_time(p.created_at) AS "createdAt", api_time(p.updated_at) AS "updatedAt",
-        '[]'::json AS "attachments", NULL::json AS "collab", COALESCE(t.list, '[]') AS "tags", COALESCE(s.list, '[]') AS "schedules",
-        CASE WHEN u.id IS NOT NULL THEN json_build_object('id', u.id, 'name', u.name, 'email', u.email) END AS "user"
-    ) api
-    ORDER BY wanted.position`,
+      ) api
+      WHERE s.post_id = ANY(${ids}::uuid[]) AND s.organization_id = ${workspaceId}
+      ORDER BY i.created_at, i.id, s.thread_order`,
+    db<{ postId: string; id: string; name: string; slug: string }[]>`
+      SELECT pt.post_id, t.id, t.name, t.slug FROM post_tags pt JOIN tags t ON t.id = pt.tag_id
+      WHERE pt.post_id = ANY(${ids}::uuid[]) AND pt.organization_id = ${workspaceId}
+      ORDER BY t.slug`,
     loadAttachments(db, storage, workspaceId, ids),
   ]);
-  return rows.map((row) => {
+  const byId = new Map<string, PostOutput>();
+  for (const row of posts) {
     const post = JSON.parse(row.post) as PostOutput;
     post.attachments = attachments.get(post.id) ?? [];
+    byId.set(post.id, post);
+  }
+  for (const { postId, ...tag } of tags) {
+    const post = byId.get(postId);
+    post?.tagIds.push(tag.id);
+    post?.tags.push(tag);
+  }
+  for (const row of schedules) {
+    const schedule = JSON.parse(row.schedule) as PostOutput['schedules'][number];
+    const post = byId.get(schedule.postId);
+    if (!post) continue;
     // The thread's first schedule publishes the post's media; thread parts carry none.
-    const mediaUrls = post.attachments.map((attachment) => attachment.media!.url);
-    for (const schedule of post.schedules) if (schedule.threadOrder === 0) schedule.attachmentMediaUrls = mediaUrls;
-    return post;
-  });
+    if (schedule.threadOrder === 0) schedule.attachmentMediaUrls = post.attachments.map((attachment) => attachment.media!.url);
+    post.schedules.push(schedule);
+  }
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
