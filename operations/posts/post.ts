@@ -162,24 +162,24 @@ export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, 
       ORDER BY t.slug`,
     loadAttachments(db, storage, workspaceId, ids),
   ]);
-  const byId = new Map<string, PostOutput>();
+  const byId = new Map<string, { post: PostOutput; mediaUrls: string[] }>();
   for (const row of posts) {
     const post = JSON.parse(row.post) as PostOutput;
     post.attachments = attachments.get(post.id) ?? [];
-    byId.set(post.id, post);
+    byId.set(post.id, { post, mediaUrls: post.attachments.map((attachment) => attachment.media!.url) });
   }
   for (const { postId, ...tag } of tags) {
-    const post = byId.get(postId);
+    const post = byId.get(postId)?.post;
     post?.tagIds.push(tag.id);
     post?.tags.push(tag);
   }
   for (const row of schedules) {
     const schedule = JSON.parse(row.schedule) as PostOutput['schedules'][number];
-    const post = byId.get(schedule.postId);
-    if (!post) continue;
+    const loaded = byId.get(schedule.postId);
+    if (!loaded) continue;
     // The thread's first schedule publishes the post's media; thread parts carry none.
-    if (schedule.threadOrder === 0) schedule.attachmentMediaUrls = post.attachments.map((attachment) => attachment.media!.url);
-    post.schedules.push(schedule);
+    if (schedule.threadOrder === 0) schedule.attachmentMediaUrls = loaded.mediaUrls;
+    loaded.post.schedules.push(schedule);
   }
-  return ids.flatMap((id) => byId.get(id) ?? []);
+  return ids.flatMap((id) => byId.get(id)?.post ?? []);
 }
