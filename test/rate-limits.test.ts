@@ -83,10 +83,10 @@ describe('rate limits', () => {
   it('counts down one by one across the leases\' flushes: a lone client sees `r` fall by exactly one each answer', async () => {
     const ws = await service.workspace({ plan: 'thousand' });
     const remaining: number[] = [];
-    // Back to back for a while: several flushes (every 100 ms) give back and lease tokens while requests come.
+    // Back to back for 1.5 s and at least 60 answers, however loaded the machine: several flushes (every 100 ms)
+    // give back and lease tokens while requests come.
     const started = Date.now();
-    while (Date.now() - started < 1500) remaining.push(rateLimitOf(await usersMe(ws.apiKey))!.remaining);
-    expect(remaining.length).toBeGreaterThan(50);
+    while (Date.now() - started < 1500 || remaining.length < 60) remaining.push(rateLimitOf(await usersMe(ws.apiKey))!.remaining);
     expect(remaining).toEqual(Array.from({ length: remaining.length }, (_, index) => 999 - index));
   });
 
