@@ -9,6 +9,14 @@ import disconnectIntegration from './integrations/disconnect.js';
 import refreshIntegration from './integrations/refresh.js';
 import selectIntegrationAccount from './integrations/select-account.js';
 import listIntegrations from './integrations/list.js';
+import listEvents from './events/list.js';
+import createWebhook from './webhooks/create.js';
+import listWebhookDeliveries from './webhooks/deliveries.js';
+import deleteWebhook from './webhooks/delete.js';
+import listWebhooks from './webhooks/list.js';
+import redeliverWebhook from './webhooks/redeliver.js';
+import rotateWebhookSecret from './webhooks/rotate-secret.js';
+import updateWebhook from './webhooks/update.js';
 import createInvitation from './invitations/create.js';
 import listInvitations from './invitations/list.js';
 import revokeInvitation from './invitations/revoke.js';
@@ -47,6 +55,14 @@ export const operations: readonly Operation[] = [
   createTag,
   getUsage,
   listUsageEvents,
+  listEvents,
+  listWebhooks,
+  createWebhook,
+  updateWebhook,
+  deleteWebhook,
+  rotateWebhookSecret,
+  listWebhookDeliveries,
+  redeliverWebhook,
   getDailyUsage,
   createApiKey,
   listApiKeys,

@@ -2,6 +2,7 @@ import type { Sql } from './db/index.js';
 import { platforms, PlatformError, type Platform, type PublishingAccount } from './platforms/index.js';
 import type { AppContext } from './registry/context.js';
 import { enqueueRefresh } from './worker/jobs.js';
+import { recordIntegrationEvent } from '../operations/events/event.js';
 
 const noDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
 
@@ -132,14 +133,19 @@ function refreshingWhenRefused(account: PublishingAccount): PublishingAccount {
   };
 }
 
-/** What a `credentials` failure leaves on the channel: its tokenStatus, connectionErrorCode and connectionError. */
-export async function markConnectionFailed(db: Sql, integrationId: string, error: PlatformError): Promise<void> {
+/**
+ * What a `credentials` failure leaves on the channel: its tokenStatus, connectionErrorCode and connectionError, and the
+ * integration.error event; `tx` is a transaction, so that the two go together.
+ */
+export async function markConnectionFailed(tx: Sql, integrationId: string, error: PlatformError): Promise<void> {
   const connection = error.connection ?? { tokenStatus: 'REVOKED', code: 'REFRESH_TOKEN_REVOKED' };
   // A channel already REVOKED or EXPIRED is refused before any call (openAccount): its own error, which says why, stays.
-  await db`
+  const [marked] = await tx<{ organizationId: string }[]>`
     UPDATE integrations SET token_status = ${connection.tokenStatus}, connection_error_code = ${connection.code},
       connection_error = ${error.message}, updated_at = now()
-    WHERE id = ${integrationId} AND token_status NOT IN ('REVOKED', 'EXPIRED')`;
+    WHERE id = ${integrationId} AND token_status NOT IN ('REVOKED', 'EXPIRED')
+    RETURNING organization_id`;
+  if (marked) await recordIntegrationEvent(tx, marked.organizationId, 'integration.error', integrationId);
 }
 
 /**
@@ -152,7 +158,7 @@ export async function renewCredentials(app: AppContext, integrationId: string, s
   try {
     await account.refreshCredentials();
   } catch (error) {
-    if (error instanceof PlatformError && error.kind === 'credentials') await markConnectionFailed(app.db, integrationId, error);
+    if (error instanceof PlatformError && error.kind === 'credentials') await app.db.begin((tx) => markConnectionFailed(tx, integrationId, error));
     throw error;
   }
   await app.db`

@@ -44,7 +44,16 @@ export interface Config {
   s3: S3Config | undefined;
   /** How long a signed upload URL (and the storage it reserves) lasts. */
   uploadUrlTtlSeconds: number;
+  /** A webhook delivery without a 2xx answer by then has failed (docs/events.md#webhooks). */
+  webhookTimeoutMs: number;
+  /** The waits before each retry of a failed webhook delivery (each ±20%); a delivery fails for good after the last. */
+  webhookRetryDelaysMs: number[];
+  /** An endpoint whose every delivery has failed for this long is disabled. */
+  webhookDisableAfterMs: number;
 }
+
+/** Standard Webhooks' schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (about 27 hours in all). */
+export const WEBHOOK_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
 export interface S3Config {
   /** Unset for AWS itself; MinIO and other stores are addressed by path (http://host:port/bucket/key). */
@@ -104,6 +113,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     platformTimeoutMs: integer(env, 'PLATFORM_TIMEOUT_MS', 30_000),
     s3: s3Config(env),
     uploadUrlTtlSeconds: integer(env, 'UPLOAD_URL_TTL_SECONDS', 900),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
+    webhookRetryDelaysMs: WEBHOOK_RETRY_DELAYS_MS,
+    webhookDisableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_MS', 3 * 86_400_000),
   };
 }
 

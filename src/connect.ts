@@ -3,6 +3,8 @@ import type { Sql } from './db/index.js';
 import { platforms, PlatformError, type AccountChoice, type Platform } from './platforms/index.js';
 import type { AppContext } from './registry/context.js';
 import { enqueueRefresh } from './worker/jobs.js';
+import { recordIntegrationEvent } from '../operations/events/event.js';
+import { PENDING_SELECTION_TTL_HOURS } from '../operations/integrations/integration.js';
 
 /**
  * Connecting an account: the link a user follows (`POST /integrations/connect`), the state it carries, and the
@@ -16,11 +18,6 @@ import { enqueueRefresh } from './worker/jobs.js';
 export const STATE_TTL_MS = 15 * 60_000;
 /** How long the account picker shown after an OAuth callback works. */
 export const SELECTION_TTL_MS = 60 * 60_000;
-/**
- * How long a PENDING_SELECTION channel keeps its tokens while nobody picks its account (the admin command can still
- * pick after the picker expires); then they are erased and revoked (src/worker/pending-selection.ts).
- */
-export const PENDING_SELECTION_TTL_HOURS = 24;
 
 export interface ConnectState {
   nonce: string;
@@ -131,6 +128,7 @@ async function saveConnection(app: AppContext, tx: Sql, c: Connected): Promise<s
       auto_refresh_unavailable = EXCLUDED.auto_refresh_unavailable, updated_at = now()
     RETURNING id`;
   if (c.expiresAt && c.refreshable) await enqueueRefresh(tx, row!.id, c.expiresAt);
+  await recordIntegrationEvent(tx, c.workspaceId, 'integration.connected', row!.id);
   return row!.id;
 }
 

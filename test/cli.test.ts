@@ -160,7 +160,7 @@ describe('commands from the registry', () => {
   });
 
   it('imports no server module: only its own files and the client\'s libraries', async () => {
-    const allowed = new Set(['commander', 'zod', 'qs', 'file-type', '@modelcontextprotocol/sdk', 'tsx', 'esbuild']);
+    const allowed = new Set(['commander', 'zod', 'qs', 'file-type', '@modelcontextprotocol/sdk', 'standardwebhooks', 'tsx', 'esbuild']);
     const sources = ['bin/postwise.mjs', ...(await readdir('src/cli')).filter((name) => name.endsWith('.ts')).map((name) => `src/cli/${name}`)];
     for (const source of sources) {
       const text = await readFile(source, 'utf8');
@@ -472,5 +472,52 @@ describe('uploads and raw calls', () => {
     expect(tag.code).toBe(3);
     const bad = await postwise(['api', 'FETCH', '/posts']);
     expect(bad.code).toBe(2);
+  });
+});
+
+describe('listen', () => {
+  it('forwards the workspace\'s events from now on to a local URL, signed with the secret it prints, until Ctrl-C', async () => {
+    const { Webhook } = await import('standardwebhooks');
+    const got: { headers: Record<string, string>; body: string }[] = [];
+    const receiver = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => (body += chunk));
+      request.on('end', () => {
+        got.push({ headers: request.headers as Record<string, string>, body });
+        response.end('ok');
+      });
+    });
+    servers.push(receiver);
+    receiver.listen(0, '127.0.0.1');
+    await once(receiver, 'listening');
+    const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+    const draft = (content: string) =>
+      call(`${service.api}/posts`, { method: 'POST', key: ws.apiKey, body: { rows: [{ content }], shared: { selectedIntegrations: [sky] }, postAction: 'DRAFT' } });
+    // Before the listener starts: not forwarded.
+    expect((await draft('Before listening')).status).toBe(201);
+
+    const child = spawn(process.execPath, ['bin/postwise.mjs', 'listen', '--forward-to', url, '--type', 'post.created', '--interval', '200'], {
+      env: { ...process.env, POSTWISE_BASE_URL: service.base, POSTWISE_API_KEY: ws.apiKey, XDG_CONFIG_HOME: await mkdtemp(join(tmpdir(), 'postwise-cli-')) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    for (const since = Date.now(); !/secret for this run is (whsec_\S+)/.test(stderr) && Date.now() - since < 15_000; ) await new Promise((resolve) => setTimeout(resolve, 25));
+    const secret = /secret for this run is (whsec_\S+)/.exec(stderr)![1]!;
+
+    const created = await draft('While listening');
+    expect(created.status).toBe(201);
+    await call(`${service.api}/posts/${created.json.postId}`, { method: 'PATCH', key: ws.apiKey, body: { content: 'Not forwarded: an update' } });
+    for (const since = Date.now(); got.length === 0 && Date.now() - since < 15_000; ) await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(got).toHaveLength(1);
+    const event = new Webhook(secret).verify(got[0]!.body, got[0]!.headers) as { id: string; type: string; data: { id: string; content: string } };
+    expect(event).toMatchObject({ type: 'post.created', data: { id: created.json.postId, content: 'While listening' } });
+    expect(got[0]!.headers['webhook-id']).toBe(event.id);
+    expect(stderr).toContain(`post.created  ${event.id}  → 200`);
+
+    child.kill('SIGINT');
+    const [code] = (await once(child, 'close')) as [number];
+    expect(code).toBe(0);
   });
 });

@@ -21,6 +21,7 @@ const publicOperations: [string, string][] = [
   ['get', '/tags/{id}'],
   ['get', '/usage'],
   ['get', '/usage/events'],
+  ['get', '/events'],
   ['get', '/integrations'],
   ['post', '/integrations/connect'],
   ['get', '/posts'],

@@ -1,4 +1,7 @@
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -164,5 +167,56 @@ describe('a worker process stopped mid-publish', () => {
     expect(child.output()).not.toContain('"level":"error"');
     expect(await stateOf(id)).toMatchObject({ status: 'PUBLISHED', retryCount: 0 });
     expect(await recordsOf('Finished during a deploy')).toHaveLength(1);
+  }, 90_000);
+});
+
+describe('a worker process killed mid-delivery of a webhook', () => {
+  it('SIGKILL while the receiver has the request: the delivery is released to another worker and sent again, under the same webhook-id', async () => {
+    // The first request is held unanswered; later ones are answered 200.
+    const received: { id: string; answered: boolean }[] = [];
+    const receiver = createServer((request, response) => {
+      const first = received.length === 0;
+      received.push({ id: String(request.headers['webhook-id']), answered: !first });
+      request.resume();
+      if (!first) response.end('ok');
+    });
+    receiver.listen(0, '127.0.0.1');
+    await once(receiver, 'listening');
+    const allowHosts = `127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    try {
+      // The API of this test trusts the receiver too, as MEDIA_FETCH_ALLOW_HOSTS would make it.
+      service.service.core.app.config.mediaFetchAllowHosts.push(allowHosts);
+      const endpoint = await ws.admin('createWebhook', { url: `http://${allowHosts}/hook`, eventTypes: ['post.created'] });
+      const child = await worker('', { MEDIA_FETCH_ALLOW_HOSTS: allowHosts, WEBHOOK_TIMEOUT_MS: '60000', PUBLISH_STALE_MS: String(RECOVERY.publishStaleMs) });
+      const created = await call(`${service.api}/posts`, {
+        method: 'POST',
+        key: ws.apiKey,
+        body: { rows: [{ content: 'Delivered despite a crash' }], shared: { selectedIntegrations: [integrationId] }, postAction: 'DRAFT' },
+      });
+      expect(created.status, created.text).toBe(201);
+      for (const since = Date.now(); received.length === 0 && Date.now() - since < 20_000; ) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(received).toHaveLength(1);
+      process.kill(-child.child.pid!, 'SIGKILL');
+      await child.exited;
+
+      const delivery = async () =>
+        (await sql<{ status: string; attempts: number }[]>`SELECT status, attempts FROM webhook_deliveries WHERE endpoint_id = ${endpoint.id}`)[0]!;
+      expect(await delivery()).toMatchObject({ status: 'pending', attempts: 0 });
+      const other = await startTestService(
+        { databaseUrl: service.databaseUrl, encryptionKey: service.service.core.app.config.encryptionKey, mediaFetchAllowHosts: [allowHosts], ...RECOVERY },
+        { api: false, worker: true },
+      );
+      try {
+        for (const since = Date.now(); (await delivery()).status !== 'delivered' && Date.now() - since < 30_000; ) await new Promise((resolve) => setTimeout(resolve, 50));
+      } finally {
+        await other.stop();
+      }
+      expect(await delivery()).toMatchObject({ status: 'delivered', attempts: 1 });
+      expect(received.map((request) => request.answered)).toEqual([false, true]);
+      expect(received[1]!.id).toBe(received[0]!.id);
+    } finally {
+      receiver.closeAllConnections();
+      receiver.close();
+    }
   }, 90_000);
 });

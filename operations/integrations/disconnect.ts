@@ -4,6 +4,7 @@ import type { Platform } from '../../src/platforms/index.js';
 import { uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { REFRESH_TASK } from '../../src/worker/jobs.js';
+import { recordIntegrationEvent } from '../events/event.js';
 import { Integration, selectIntegrations, toIntegration } from './integration.js';
 
 export default defineOperation({
@@ -24,17 +25,22 @@ export default defineOperation({
     const { db, auth, fail } = context;
     // The credentials as they were, read under the row lock, so two disconnects at once revoke them once.
     const erased = await db.begin(async (tx) => {
-      const [row] = await tx<{ platform: Platform; credentials: Buffer | null }[]>`
-        WITH before AS (SELECT id, credentials FROM integrations WHERE id = ${id} AND organization_id = ${auth.workspaceId} FOR UPDATE)
+      const [row] = await tx<{ platform: Platform; credentials: Buffer | null; wasDisconnected: boolean }[]>`
+        WITH before AS (
+          SELECT id, credentials, connection_error_code IS NOT DISTINCT FROM 'DISCONNECTED' AS was_disconnected
+          FROM integrations WHERE id = ${id} AND organization_id = ${auth.workspaceId} FOR UPDATE)
         UPDATE integrations i SET credentials = NULL, token_status = 'MISSING', connection_error_code = 'DISCONNECTED',
           connection_error = 'Disconnected: connect the channel again to publish to it', expires_at = NULL, updated_at = now()
         FROM before WHERE i.id = before.id
-        RETURNING i.platform, before.credentials`;
-      if (row) await tx`SELECT graphile_worker.remove_job(${`${REFRESH_TASK}:${id}`})`;
+        RETURNING i.platform, before.credentials, before.was_disconnected`;
+      if (row) {
+        await tx`SELECT graphile_worker.remove_job(${`${REFRESH_TASK}:${id}`})`;
+        if (!row.wasDisconnected) await recordIntegrationEvent(tx, auth.workspaceId, 'integration.disconnected', id);
+      }
       return row;
     });
     if (!erased) return fail('NOT_FOUND', 'No such integration');
-    await revokeErased(context, { integrationId: id, ...erased });
+    await revokeErased(context, { integrationId: id, platform: erased.platform, credentials: erased.credentials });
     const [integration] = await selectIntegrations(db, auth.workspaceId, id);
     return toIntegration(integration!);
   },

@@ -1,8 +1,13 @@
 import { z } from 'zod';
-import { PENDING_SELECTION_TTL_HOURS } from '../../src/connect.js';
 import type { Sql } from '../../src/db/index.js';
 import { PLATFORMS, type Platform } from '../../src/platforms/index.js';
 import { isoOrNull, timestamp, uuid } from '../../src/registry/fields.js';
+
+/**
+ * How long a PENDING_SELECTION channel keeps its tokens while nobody picks its account (the admin command can still
+ * pick after the picker expires); then they are erased and revoked (src/worker/pending-selection.ts).
+ */
+export const PENDING_SELECTION_TTL_HOURS = 24;
 
 export const platform = z.enum(PLATFORMS);
 export const tokenStatus = z.enum(['VALID', 'EXPIRING', 'EXPIRED', 'REVOKED', 'MISSING']).meta({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { PENDING_SELECTION_TTL_HOURS, selectAccount } from '../../src/connect.js';
+import { selectAccount } from '../../src/connect.js';
+import { PENDING_SELECTION_TTL_HOURS } from './integration.js';
 import { text, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { Integration, selectIntegrations, toIntegration } from './integration.js';

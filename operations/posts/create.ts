@@ -7,6 +7,7 @@ import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { text, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
+import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 import type { ScheduleStatus } from './post.js';
 import { imagesOf, mediaList, missingMedia, setAttachments } from './attachments.js';
 import { contentTooLong, count, mediaRuleViolated, spendQuotas, threadRefused } from './refusals.js';
@@ -114,7 +115,7 @@ export default defineOperation({
   status: 201,
   errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'PAYMENT_REQUIRED', 'POST_QUOTA_EXCEEDED', 'CONTENT_TOO_LONG', 'MEDIA_RULE_VIOLATED', 'INVALID_STATE'],
   idempotent: true,
-  async handler({ rows, shared, postAction }, { db, auth, fail }) {
+  async handler({ rows, shared, postAction }, { db, storage, auth, fail }) {
     const targets = shared.selectedIntegrations;
     const live = postAction !== 'DRAFT';
     checkShape(rows, targets, postAction, (message) => fail('VALIDATION_ERROR', message));
@@ -205,6 +206,8 @@ export default defineOperation({
       if (parts.length) await tx`INSERT INTO schedules ${tx(parts)}`;
       // One job per thread: the publish task of its first schedule publishes the replies after it.
       if (live) await enqueuePublish(tx, roots.map((root) => root.id as string));
+      await recordPostEvents(tx, storage, auth.workspaceId, 'post.created', posts.map((post) => post.id));
+      if (live) await recordScheduleEvents(tx, storage, 'schedule.scheduled', [...roots, ...parts].map((schedule) => schedule.id as string));
 
       const scheduleCount = roots.length + parts.length;
       return {

@@ -1,3 +1,4 @@
+import type { PendingQuery, Row } from 'postgres';
 import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import { timestamp, uuid } from '../../src/registry/fields.js';
@@ -111,16 +112,24 @@ export type PostOutput = z.input<typeof Post>;
  * JSON.parse instead of reading and converting every column (and `row_to_json` costs Postgres a third of what
  * `json_build_object` does). Callers add the shapes they carry (`integration`, `post`) after these.
  */
-export const scheduleColumns = (db: Sql) => db`
+export const scheduleColumns = (db: Sql, mediaUrls = db`'[]'::json`) => db`
   s.id AS "id", s.post_id AS "postId", s.organization_id AS "organizationId", s.user_id AS "userId",
   s.integration_id AS "integrationId", s.status AS "status", api_time(s.scheduled_at) AS "scheduledAt",
   api_time(s.published_at) AS "publishedAt", s.origin_recycle_event_id AS "originRecycleEventId",
   s.failure_reason AS "failureReason", s.failure_detail AS "failureDetail", api_time(s.platform_deleted_at) AS "platformDeletedAt",
   s.scheduled_content AS "scheduledContent", s.first_comment AS "firstComment", s.settings AS "settings",
-  '[]'::json AS "attachmentMediaUrls", s.platform_post_id AS "platformPostId", s.release_url AS "releaseUrl",
+  ${mediaUrls} AS "attachmentMediaUrls", s.platform_post_id AS "platformPostId", s.release_url AS "releaseUrl",
   s.retry_count AS "retryCount", api_time(s.last_attempt) AS "lastAttempt", s.thread_root_schedule_id AS "threadRootScheduleId",
   s.thread_order AS "threadOrder", s.approval_status AS "approvalStatus", api_time(s.approval_requested_at) AS "approvalRequestedAt",
   api_time(s.approval_completed_at) AS "approvalCompletedAt", api_time(s.created_at) AS "createdAt", api_time(s.updated_at) AS "updatedAt"`;
+
+/**
+ * A row `s` of schedules with its channel `i` as the Post's Schedule shows them, as select list (see scheduleColumns).
+ * `mediaUrls`: the `attachmentMediaUrls` JSON, when it is made in SQL (events: operations/events/event.ts).
+ */
+export const postScheduleColumns = (db: Sql, mediaUrls?: PendingQuery<Row[]>) => db`
+  ${scheduleColumns(db, mediaUrls)},
+  json_build_object('id', i.id, 'name', i.name, 'platform', i.platform, 'tokenStatus', i.token_status) AS "integration"`;
 
 /**
  * The posts `ids` of the workspace as the API shows them, in the order of `ids` (missing ones left out), from four
@@ -150,10 +159,7 @@ export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, 
     db<{ schedule: string }[]>`
       SELECT row_to_json(api)::text AS schedule
       FROM schedules s JOIN integrations i ON i.id = s.integration_id
-      CROSS JOIN LATERAL (
-        SELECT ${scheduleColumns(db)},
-          json_build_object('id', i.id, 'name', i.name, 'platform', i.platform, 'tokenStatus', i.token_status) AS "integration"
-      ) api
+      CROSS JOIN LATERAL (SELECT ${postScheduleColumns(db)}) api
       WHERE s.post_id = ANY(${ids}::uuid[]) AND s.organization_id = ${workspaceId}
       ORDER BY i.created_at, i.id, s.thread_order`,
     db<{ postId: string; id: string; name: string; slug: string }[]>`

@@ -5,6 +5,7 @@ import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { idOf, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
+import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 import { content, settings } from './create.js';
 import type { ScheduleStatus } from './post.js';
 import { imagesOf, mediaList, missingMedia, setAttachments } from './attachments.js';
@@ -83,7 +84,7 @@ export default defineOperation({
   },
   output: z.object({ postId: uuid, message: z.string() }),
   errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'INVALID_STATE', 'CONTENT_TOO_LONG', 'MEDIA_RULE_VIOLATED', 'PAYMENT_REQUIRED', 'POST_QUOTA_EXCEEDED'],
-  async handler({ id, ...change }, { db, auth, fail }) {
+  async handler({ id, ...change }, { db, storage, auth, fail }) {
     if (change.postAction === 'SCHEDULED_TIME') {
       if (!change.scheduledAt) return fail('VALIDATION_ERROR', 'body.scheduledAt: required when postAction is SCHEDULED_TIME');
       if (Date.parse(change.scheduledAt) <= Date.now()) return fail('VALIDATION_ERROR', `body.scheduledAt: ${change.scheduledAt} is in the past`);
@@ -136,7 +137,7 @@ export default defineOperation({
       // Thread parts on a platform without threads (written before such threads were refused) never go live.
       const part = change.postAction ? schedules.find((s) => s.threadOrder > 0 && s.status === 'DRAFT' && threadRefused('', s)) : undefined;
       if (part) return fail('VALIDATION_ERROR', threadRefused(`body.postAction (thread part ${part.threadOrder})`, part)!);
-      const promoted = change.postAction ? await makeDraftsLive(tx, auth.workspaceId, roots, change.postAction, change.scheduledAt, fail) : 0;
+      const promoted = change.postAction ? await makeDraftsLive(tx, auth.workspaceId, roots, change.postAction, change.scheduledAt, fail) : [];
 
       if (change.content !== undefined || change.isEvergreen !== undefined) {
         await tx`UPDATE posts SET content = coalesce(${change.content ?? null}, content),
@@ -161,10 +162,14 @@ export default defineOperation({
         if (rows.length) await tx`INSERT INTO post_tags ${tx(rows)}`;
       }
 
+      await recordPostEvents(tx, storage, auth.workspaceId, 'post.updated', [id]);
+      await recordScheduleEvents(tx, storage, 'schedule.scheduled', promoted);
+
       const frozen = schedules.filter((schedule) => !editable(schedule)).length;
+      const made = promoted.filter((scheduleId) => roots.some((root) => root.id === scheduleId)).length;
       const notes = [
         'Post updated',
-        promoted ? `${promoted} draft schedule${promoted === 1 ? '' : 's'} made live` : '',
+        made ? `${made} draft schedule${made === 1 ? '' : 's'} made live` : '',
         frozen && (change.content !== undefined || change.firstComment !== undefined)
           ? `${frozen} schedule${frozen === 1 ? ' was' : 's were'} not altered because ${frozen === 1 ? 'it is' : 'they are'} PUBLISHING or PUBLISHED, ` +
             'or waiting to retry a send that got no answer'
@@ -177,7 +182,7 @@ export default defineOperation({
 
 /**
  * Makes the post's DRAFT schedules live as createPost would: same subscription, connection, quota and slot rules.
- * Returns how many thread roots went live.
+ * Returns the schedules made live, thread parts included.
  */
 async function makeDraftsLive(
   tx: Sql,
@@ -186,9 +191,9 @@ async function makeDraftsLive(
   postAction: 'SCHEDULED_TIME' | 'PUBLISH_NOW' | 'NEXT_WINDOW',
   scheduledAt: string | undefined,
   fail: (code: 'PAYMENT_REQUIRED' | 'INVALID_STATE' | 'POST_QUOTA_EXCEEDED', message: string) => never,
-): Promise<number> {
+): Promise<string[]> {
   const drafts = roots.filter((root) => root.status === 'DRAFT');
-  if (drafts.length === 0) return 0;
+  if (drafts.length === 0) return [];
   const [workspace] = await tx<{ plan: string; subscriptionStatus: string }[]>`SELECT plan, subscription_status FROM organizations WHERE id = ${workspaceId}`;
   if (workspace!.subscriptionStatus !== 'active') fail('PAYMENT_REQUIRED', 'The workspace has no active subscription: drafts cannot be made live');
   const pending = drafts.find((draft) => draft.connectStatus !== 'ACTIVE');
@@ -200,6 +205,7 @@ async function makeDraftsLive(
   const refusal = await spendQuotas(tx, { id: workspaceId, plan: workspace!.plan }, posts);
   if (refusal) fail('POST_QUOTA_EXCEEDED', refusal);
   const now = new Date();
+  const live: string[] = [];
   for (const draft of drafts) {
     let at = postAction === 'SCHEDULED_TIME' ? new Date(scheduledAt!) : now;
     if (postAction === 'NEXT_WINDOW') {
@@ -207,9 +213,10 @@ async function makeDraftsLive(
       if (!slot) fail('INVALID_STATE', `"${draft.name}": no free posting slot in the next ${LOOKAHEAD_DAYS} days; check the workspace's posting windows`);
       at = slot;
     }
-    await tx`UPDATE schedules SET status = 'SCHEDULED', scheduled_at = ${at}, updated_at = now()
-      WHERE (id = ${draft.id} OR thread_root_schedule_id = ${draft.id}) AND status = 'DRAFT'`;
+    const made = await tx<{ id: string }[]>`UPDATE schedules SET status = 'SCHEDULED', scheduled_at = ${at}, updated_at = now()
+      WHERE (id = ${draft.id} OR thread_root_schedule_id = ${draft.id}) AND status = 'DRAFT' RETURNING id`;
+    live.push(...made.map((row) => row.id));
   }
   await enqueuePublish(tx, drafts.map((draft) => draft.id));
-  return drafts.length;
+  return live;
 }

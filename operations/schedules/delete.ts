@@ -4,6 +4,7 @@ import { PlatformError } from '../../src/platforms/index.js';
 import { success, idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { cancelPublish } from '../../src/worker/jobs.js';
+import { changeSchedules } from '../events/event.js';
 import { lockForMove } from './state.js';
 
 export default defineOperation({
@@ -36,8 +37,8 @@ export default defineOperation({
             SELECT id, status, thread_order FROM schedules WHERE thread_root_schedule_id = ${id} ORDER BY id FOR UPDATE`;
           const running = parts.find((part) => part.status === 'PUBLISHING');
           if (running) return running;
-          const cancelled = await tx<{ id: string }[]>`
-            DELETE FROM schedules WHERE thread_root_schedule_id = ${id} AND status IN ('DRAFT', 'SCHEDULED', 'FAILED') RETURNING id`;
+          const cancelled = await changeSchedules<{ id: string }>(tx, context.storage, 'schedule.deleted', tx`
+            DELETE FROM schedules WHERE thread_root_schedule_id = ${id} AND status IN ('DRAFT', 'SCHEDULED', 'FAILED') RETURNING *`);
           await cancelPublish(tx, cancelled.map((row) => row.id));
           return undefined;
         });
@@ -60,7 +61,8 @@ export default defineOperation({
             if (comment) await account.delete(comment.id);
           }
           await account.delete(target.platformPostId);
-          await db`UPDATE schedules SET platform_deleted_at = now(), updated_at = now() WHERE id = ${target.id}`;
+          await changeSchedules(db, context.storage, 'schedule.deleted', db`
+            UPDATE schedules SET platform_deleted_at = now(), updated_at = now() WHERE id = ${target.id} RETURNING *`);
         }
       } catch (error) {
         if (error instanceof PlatformError) return fail('PLATFORM_ERROR', `The post could not be deleted on the platform: ${error.message}`);
@@ -71,8 +73,8 @@ export default defineOperation({
     return db.begin(async (tx) => {
       const locked = await lockForMove(tx, auth.workspaceId, id, 'cancel');
       if ('code' in locked) return fail(locked.code as 'NOT_FOUND' | 'INVALID_STATE', locked.message);
-      const removed = await tx<{ id: string }[]>`
-        DELETE FROM schedules WHERE id = ${id} OR thread_root_schedule_id = ${id} RETURNING id`;
+      const removed = await changeSchedules<{ id: string }>(tx, context.storage, 'schedule.deleted', tx`
+        DELETE FROM schedules WHERE id = ${id} OR thread_root_schedule_id = ${id} RETURNING *`);
       await cancelPublish(tx, removed.map((row) => row.id));
       return { success: true };
     });

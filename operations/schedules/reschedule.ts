@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { success, timestamp, idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
+import { changeSchedules } from '../events/event.js';
 import { liveAgain, lockForMove } from './state.js';
 
 export default defineOperation({
@@ -23,7 +24,7 @@ export default defineOperation({
   output: success,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'PAYMENT_REQUIRED', 'VALIDATION_ERROR'],
   idempotent: true,
-  async handler({ scheduleId, scheduledAt }, { db, auth, fail }) {
+  async handler({ scheduleId, scheduledAt }, { db, storage, auth, fail }) {
     if (Date.parse(scheduledAt) <= Date.now()) return fail('VALIDATION_ERROR', `body.scheduledAt: ${scheduledAt} is in the past`);
     return db.begin(async (tx) => {
       const locked = await lockForMove(tx, auth.workspaceId, scheduleId, 'reschedule');
@@ -32,9 +33,10 @@ export default defineOperation({
         return fail('VALIDATION_ERROR', `This schedule is part ${locked.schedule.threadOrder} of a thread; reschedule its first schedule, ${locked.schedule.threadRootScheduleId}`);
       }
       // The thread's parts that have not been published move with it, as their first schedule does.
-      await tx`
+      await changeSchedules(tx, storage, 'schedule.rescheduled', tx`
         UPDATE schedules SET scheduled_at = ${scheduledAt}::timestamptz, ${liveAgain(tx)}, updated_at = now()
-        WHERE (id = ${scheduleId} OR thread_root_schedule_id = ${scheduleId}) AND status IN ('DRAFT', 'SCHEDULED', 'FAILED')`;
+        WHERE (id = ${scheduleId} OR thread_root_schedule_id = ${scheduleId}) AND status IN ('DRAFT', 'SCHEDULED', 'FAILED')
+        RETURNING *`);
       await enqueuePublish(tx, [scheduleId]);
       return { success: true };
     });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { success, idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
+import { changeSchedules } from '../events/event.js';
 import { liveAgain, lockForMove } from './state.js';
 
 export default defineOperation({
@@ -19,15 +20,16 @@ export default defineOperation({
   output: success,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'PAYMENT_REQUIRED'],
   idempotent: true,
-  async handler({ scheduleId }, { db, auth, fail }) {
+  async handler({ scheduleId }, { db, storage, auth, fail }) {
     return db.begin(async (tx) => {
       const locked = await lockForMove(tx, auth.workspaceId, scheduleId, 'retry');
       if ('code' in locked) return fail(locked.code, locked.message);
       const { threadRootScheduleId, threadOrder } = locked.schedule;
       const root = threadRootScheduleId ?? scheduleId;
-      await tx`
+      await changeSchedules(tx, storage, 'schedule.retrying', tx`
         UPDATE schedules SET scheduled_at = date_trunc('milliseconds', now()), ${liveAgain(tx)}, updated_at = now()
-        WHERE status = 'FAILED' AND (id = ${scheduleId} OR (thread_root_schedule_id = ${root} AND thread_order > ${threadOrder}))`;
+        WHERE status = 'FAILED' AND (id = ${scheduleId} OR (thread_root_schedule_id = ${root} AND thread_order > ${threadOrder}))
+        RETURNING *`);
       await enqueuePublish(tx, [scheduleId]);
       return { success: true };
     });

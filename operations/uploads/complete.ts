@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
+import { recordUploadCompleted } from '../events/event.js';
 import { checksum, createMedia, imageOf, lockUpload, reserveStorage, withdrawUpload, uploadResult, UploadResult } from './upload.js';
 
 type Refusal = { code: 'CHECKSUM_MISMATCH' | 'VALIDATION_ERROR' | 'STORAGE_QUOTA_EXCEEDED'; message: string };
@@ -65,6 +66,7 @@ export default defineOperation({
 
       await tx`UPDATE uploads SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = ${uploadId}`;
       await createMedia(tx, { workspaceId: auth.workspaceId, uploadId, objectKey: upload.objectKey, size, image });
+      await recordUploadCompleted(tx, storage, auth.workspaceId, uploadId);
       return { idempotent: false };
     });
     if ('code' in outcome) return fail(outcome.code, outcome.message);

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { fetchRemoteImage, RemoteFetchError } from '../../src/media/remote.js';
 import { uuid } from '../../src/registry/fields.js';
+import { recordUploadCompleted } from '../events/event.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { createMedia, imageOf, keyName, MAX_UPLOAD_BYTES, reserveStorage, scenarioId } from './upload.js';
 
@@ -55,6 +56,7 @@ export default defineOperation({
           VALUES (${uploadId}, ${auth.workspaceId}, ${auth.userId}, ${scenarioId}, ${fileName}, ${image.type}, ${bytes.length},
             ${createHash('sha256').update(bytes).digest('base64')}, ${objectKey}, 'completed', now(), now())`;
         await createMedia(tx, { workspaceId: auth.workspaceId, uploadId, objectKey, size: bytes.length, image });
+        await recordUploadCompleted(tx, storage, auth.workspaceId, uploadId);
         return undefined;
       })
       .catch(async (error: unknown) => {

@@ -281,7 +281,32 @@ function addAccountCommands(program: Command, completions: CompletionCommand[]) 
       const { runMcpBridge } = await import('./mcp.js');
       await runMcpBridge({ baseUrl: client.baseUrl, headers: { 'x-api-key': client.credentials.apiKey }, verbose: client.trace });
     });
-  for (const command of [login, logout, whoami, api, mcp]) completions.push({ resource: command.name(), flags: command.options.map((option) => option.long!) });
+  const listen = program
+    .command('listen')
+    .description(
+      'Forward the workspace\'s events, from now on, to a local URL, signed as webhook deliveries are (Standard Webhooks, with a secret ' +
+        'printed at start), as `stripe listen` does: for building a receiver on your own machine (docs/events.md#testing-a-receiver-locally)',
+    )
+    .requiredOption('--forward-to <url>', 'where each event is POSTed, e.g. http://localhost:8080/webhooks')
+    .addOption(new Option('--type <type>', 'forward only this event type (repeatable); every type unless given').argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]))
+    .option('--secret <whsec>', 'sign with this secret rather than a new one (e.g. the one your receiver already has)')
+    .option('--interval <ms>', 'how often the feed is read once it is read to the end', '1000')
+    .action(async (options: { forwardTo: string; type?: string[]; secret?: string; interval: string }, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const client = await clientOf(globals);
+      const intervalMs = Number(options.interval);
+      if (!Number.isInteger(intervalMs) || intervalMs < 100) throw usage(`--interval ${options.interval}: a whole number of milliseconds, 100 or more`);
+      try {
+        new URL(options.forwardTo);
+      } catch {
+        throw usage(`--forward-to ${options.forwardTo}: not an absolute URL`);
+      }
+      const stop = new AbortController();
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
+      const { listen: run } = await import('./listen.js');
+      await run(client, { forwardTo: options.forwardTo, types: options.type ?? [], secret: options.secret, intervalMs, note, signal: stop.signal });
+    });
+  for (const command of [login, logout, whoami, api, mcp, listen]) completions.push({ resource: command.name(), flags: command.options.map((option) => option.long!) });
 }
 
 function buildProgram(): Command {

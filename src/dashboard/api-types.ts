@@ -102,6 +102,151 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's events, oldest first: what changed since a cursor, without polling each resource
+         * @description Every change that matters (a post created, updated or deleted; a schedule scheduled, rescheduled, publishing, published, failed,
+         *     retrying or deleted; a channel connected, disconnected or in error; an upload completed) is an event, written in the same
+         *     transaction as the change: a change that rolled back has none, a committed one always has its event. Each carries the resource
+         *     as the API shows it (`data`), so no follow-up read is needed.
+         *
+         *     Oldest first. Pass the last event's `id` you have seen as `cursor` (`nextCursor` is the page's last id while more follow, null at the end)
+         *     and you get every later event exactly once, with no gaps, even while events are being written: the feed shows an event once
+         *     every transaction that began writing before it has ended, so an event is never served before one that precedes it. Events are
+         *     kept 30 days. An agent that was away calls this with its last id until the page comes back short; this tool is
+         *     the way to learn of changes that always works (no subscription needed).
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's webhook endpoints, oldest first
+         * @description Without their secrets, which are shown only when made. Internal (dashboard, command line with a session, admin).
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Add a webhook endpoint: the workspace's events are POSTed to it, signed
+         * @description Every event of the types chosen (all when `eventTypes` is empty or omitted) is delivered to `url` as a signed POST, following
+         *     the Standard Webhooks specification (docs/events.md#webhooks). The answer carries the signing `secret` this once; rotate it
+         *     with POST /webhooks/{id}/rotate-secret. At most 20 endpoints a workspace (409 INVALID_STATE). A URL that cannot
+         *     be reached safely (not http or https, credentials in it, an address that is not public) answers 400 URL_NOT_ALLOWED.
+         *     Internal (dashboard, command line with a session, admin).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint, with its queued deliveries and its delivery log
+         * @description Nothing more is sent to it. Internal (dashboard, command line with a session, admin).
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint, or disable and enable it
+         * @description Changes only the fields given. `enabled: false` stops deliveries (those queued are not sent; `disabledReason` says it was by
+         *     hand); `enabled: true` sends again from the next event, and clears `failingSince`. Deliveries already queued go to the
+         *     new `url`. Internal (dashboard, command line with a session, admin).
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a webhook endpoint a new signing secret; the old one stays valid for 24 hours
+         * @description For 24 hours every delivery carries two signatures in `webhook-signature`, one with each secret, so a receiver
+         *     verifies with either while it moves to the new one (shown in this answer only). Rotating again within those hours ends
+         *     the older secret at once. Internal (dashboard, command line with a session, admin).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery log, newest first: each delivery with its payload and every attempt
+         * @description Each attempt says what the receiver answered (status, the start of the body) or why it could not (refused, timed out), and how long it took. Kept as long as its event (30 days). Internal (dashboard, command line with a session, admin).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery's event to its endpoint again, now
+         * @description A new delivery of the same event (the same `webhook-id`, so a receiver that keeps ids sees a repeat), sent now with its own retries, whatever became of the first. The endpoint must be enabled (409 INVALID_STATE). Internal (dashboard, command line with a session, admin).
+         */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/usage/daily": {
         parameters: {
             query?: never;
@@ -780,153 +925,111 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
-        DailyUsage: {
-            windowDays: number;
-            items: {
-                /** Format: date */
-                date: string;
-                api: {
-                    calls: number;
-                    /** @description Calls answered with a status of 400 or more. */
-                    errors: number;
-                };
-                mcp: {
-                    calls: number;
-                    /** @description Calls answered with a status of 400 or more. */
-                    errors: number;
-                };
-            }[];
-        };
-        CreatedApiKey: {
-            /** Format: uuid */
+        Event: {
+            /** @description Unique and stable (the same in every delivery); also the feed's position: pass it as `cursor`. */
             id: string;
-            name: string;
-            /** @description The first characters of the key, to tell keys apart; the rest is never shown again. */
-            prefix: string;
-            /** Format: uuid */
-            userId: string;
-            /** @description The member the key acts for; null once that user is gone. */
-            createdBy: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            } | null;
-            /**
-             * @description revoked wins over expired.
-             * @enum {string}
-             */
-            status: "active" | "expired" | "revoked";
-            expiresAt: string | null;
-            revokedAt: string | null;
-            /** @description The key's latest call, to within a few seconds (usage is written in batches); null when never used. */
-            lastUsedAt: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            key: string;
-        };
-        ApiKey: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            /** @description The first characters of the key, to tell keys apart; the rest is never shown again. */
-            prefix: string;
-            /** Format: uuid */
-            userId: string;
-            /** @description The member the key acts for; null once that user is gone. */
-            createdBy: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            } | null;
-            /**
-             * @description revoked wins over expired.
-             * @enum {string}
-             */
-            status: "active" | "expired" | "revoked";
-            expiresAt: string | null;
-            revokedAt: string | null;
-            /** @description The key's latest call, to within a few seconds (usage is written in batches); null when never used. */
-            lastUsedAt: string | null;
-            /** Format: date-time */
-            createdAt: string;
-        };
-        Success: {
-            success: boolean;
-        };
-        Member: {
-            /** Format: uuid */
-            userId: string;
             /** @enum {string} */
-            role: "owner" | "member";
+            type: "post.created" | "post.updated" | "post.deleted";
             /** Format: date-time */
             createdAt: string;
-            user: {
+            /** Format: uuid */
+            workspaceId: string;
+            data: components["schemas"]["Post"];
+        } | {
+            /** @description Unique and stable (the same in every delivery); also the feed's position: pass it as `cursor`. */
+            id: string;
+            /** @enum {string} */
+            type: "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            workspaceId: string;
+            data: components["schemas"]["Schedule"];
+        } | {
+            /** @description Unique and stable (the same in every delivery); also the feed's position: pass it as `cursor`. */
+            id: string;
+            /** @enum {string} */
+            type: "integration.connected" | "integration.disconnected" | "integration.error";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            workspaceId: string;
+            data: components["schemas"]["Integration"];
+        } | {
+            /** @description Unique and stable (the same in every delivery); also the feed's position: pass it as `cursor`. */
+            id: string;
+            /** @enum {string} */
+            type: "upload.completed";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            workspaceId: string;
+            data: {
                 /** Format: uuid */
-                id: string;
-                name: string;
-                email: string;
+                uploadId: string;
+                /** @enum {string} */
+                status: "completed";
+                objectKey: string;
+                /** @description Where anyone reads the uploaded file. */
+                publicUrl: string;
+                /** Format: uuid */
+                mediaId: string;
+                /** @description Made by the worker once the upload completes (empty until `variantsStatus` is `ready`): centre-of-interest crops to each aspect ratio, at most 1080 px wide (1200 for 1.91:1) and never enlarged, and `source`, the whole image at most 2000 px on its long side in at most 1,000,000 bytes. JPEG, or WebP where the image has transparency. */
+                variants: {
+                    "1:1"?: {
+                        url: string;
+                        width: number;
+                        height: number;
+                        sizeBytes: number;
+                        objectKey: string;
+                    };
+                    "4:5"?: {
+                        url: string;
+                        width: number;
+                        height: number;
+                        sizeBytes: number;
+                        objectKey: string;
+                    };
+                    "9:16"?: {
+                        url: string;
+                        width: number;
+                        height: number;
+                        sizeBytes: number;
+                        objectKey: string;
+                    };
+                    "1.91:1"?: {
+                        url: string;
+                        width: number;
+                        height: number;
+                        sizeBytes: number;
+                        objectKey: string;
+                    };
+                    source?: {
+                        url: string;
+                        width: number;
+                        height: number;
+                        sizeBytes: number;
+                        objectKey: string;
+                    };
+                };
+                /**
+                 * @description `pending` until the worker has made the variants, then `ready`, or `failed` (see the upload's media for the reason).
+                 * @enum {string}
+                 */
+                variantsStatus: "pending" | "ready" | "failed";
+                /** @description Null: no scenario makes avatars yet. */
+                avatarUrl: string | null;
             };
-        };
-        Invitation: {
-            /** Format: uuid */
-            id: string;
-            email: string;
-            /** @description Who invited; null once that user is gone. */
-            invitedBy: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            } | null;
-            /** Format: date-time */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description The link works until then, once.
-             */
-            expiresAt: string;
-        };
-        CreatedInvitation: {
-            /** Format: uuid */
-            id: string;
-            email: string;
-            /** @description Who invited; null once that user is gone. */
-            invitedBy: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            } | null;
-            /** Format: date-time */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description The link works until then, once.
-             */
-            expiresAt: string;
-            /** @description The one-time link; never shown again. */
-            url: string;
-        };
-        Integration: {
-            /** Format: uuid */
+        } | {
+            /** @description Unique and stable (the same in every delivery); also the feed's position: pass it as `cursor`. */
             id: string;
             /** @enum {string} */
-            platform: "BLUESKY" | "LINKEDIN";
-            name: string;
-            image: string | null;
-            /**
-             * @description `VALID`; `EXPIRING`: the token expires within 7 days and cannot be refreshed (`autoRefreshUnavailable`): connect the channel again before `expiresAt`; `EXPIRED` and `REVOKED`: the platform no longer accepts it (see `connectionErrorCode`): reconnect; `MISSING`: no credentials are stored (a channel made by the admin command, disconnected, or whose account was not picked within 24 hours of connecting: see `connectionErrorCode`); publishing to it fails.
-             * @enum {string}
-             */
-            tokenStatus: "VALID" | "EXPIRING" | "EXPIRED" | "REVOKED" | "MISSING";
-            /** @enum {string} */
-            connectStatus: "PENDING_SELECTION" | "ACTIVE";
-            /** @description e.g. `REFRESH_TOKEN_REVOKED`; null while the connection is healthy. */
-            connectionErrorCode: string | null;
-            connectionError: string | null;
-            lastValidatedAt: string | null;
-            expiresAt: string | null;
-            autoRefreshUnavailable: boolean;
-            /** @description True while any schedule of this channel is FAILED. */
-            hasFailedSchedules: boolean;
+            type: "endpoint.disabled";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            workspaceId: string;
+            data: components["schemas"]["WebhookEndpoint"];
         };
         Post: {
             /** Format: uuid */
@@ -1115,6 +1218,227 @@ export interface components {
                  */
                 tokenStatus: "VALID" | "EXPIRING" | "EXPIRED" | "REVOKED" | "MISSING";
             };
+        };
+        Integration: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            platform: "BLUESKY" | "LINKEDIN";
+            name: string;
+            image: string | null;
+            /**
+             * @description `VALID`; `EXPIRING`: the token expires within 7 days and cannot be refreshed (`autoRefreshUnavailable`): connect the channel again before `expiresAt`; `EXPIRED` and `REVOKED`: the platform no longer accepts it (see `connectionErrorCode`): reconnect; `MISSING`: no credentials are stored (a channel made by the admin command, disconnected, or whose account was not picked within 24 hours of connecting: see `connectionErrorCode`); publishing to it fails.
+             * @enum {string}
+             */
+            tokenStatus: "VALID" | "EXPIRING" | "EXPIRED" | "REVOKED" | "MISSING";
+            /** @enum {string} */
+            connectStatus: "PENDING_SELECTION" | "ACTIVE";
+            /** @description e.g. `REFRESH_TOKEN_REVOKED`; null while the connection is healthy. */
+            connectionErrorCode: string | null;
+            connectionError: string | null;
+            lastValidatedAt: string | null;
+            expiresAt: string | null;
+            autoRefreshUnavailable: boolean;
+            /** @description True while any schedule of this channel is FAILED. */
+            hasFailedSchedules: boolean;
+        };
+        WebhookEndpoint: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            description: string;
+            /** @description The event types sent to it; empty: every type. */
+            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "upload.completed" | "endpoint.disabled")[];
+            enabled: boolean;
+            /** @description Why it was disabled: by hand, or after failing every delivery for 3 days. */
+            disabledReason: string | null;
+            /** @description Since when every delivery to it has failed; null after a success. */
+            failingSince: string | null;
+            /** @description After a rotation: until when deliveries are signed with the previous secret too (24 hours). */
+            previousSecretExpiresAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WebhookEndpointWithSecret: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            description: string;
+            /** @description The event types sent to it; empty: every type. */
+            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "upload.completed" | "endpoint.disabled")[];
+            enabled: boolean;
+            /** @description Why it was disabled: by hand, or after failing every delivery for 3 days. */
+            disabledReason: string | null;
+            /** @description Since when every delivery to it has failed; null after a success. */
+            failingSince: string | null;
+            /** @description After a rotation: until when deliveries are signed with the previous secret too (24 hours). */
+            previousSecretExpiresAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The signing secret (`whsec_…`), shown this once: keep it where your receiver verifies signatures. */
+            secret: string;
+        };
+        Success: {
+            success: boolean;
+        };
+        WebhookDelivery: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            endpointId: string;
+            eventId: string;
+            /** @enum {string} */
+            eventType: "post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "upload.completed" | "endpoint.disabled";
+            /**
+             * @description `pending`: to be sent, or to be retried at `nextAttemptAt`; `delivered`: a 2xx answer; `failed`: every retry failed, or the endpoint was disabled.
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            nextAttemptAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The body sent: the event's envelope `{ id, type, createdAt, workspaceId, data }`. */
+            payload: {
+                [key: string]: unknown;
+            };
+            attempts: {
+                attempt: number;
+                url: string;
+                /** Format: date-time */
+                startedAt: string;
+                durationMs: number;
+                responseStatus: number | null;
+                /** @description The first 1,024 bytes of the answer's body. */
+                responseExcerpt: string | null;
+                /** @description Why there was no answer: refused, timed out, an address that is not public… */
+                error: string | null;
+            }[];
+        };
+        DailyUsage: {
+            windowDays: number;
+            items: {
+                /** Format: date */
+                date: string;
+                api: {
+                    calls: number;
+                    /** @description Calls answered with a status of 400 or more. */
+                    errors: number;
+                };
+                mcp: {
+                    calls: number;
+                    /** @description Calls answered with a status of 400 or more. */
+                    errors: number;
+                };
+            }[];
+        };
+        CreatedApiKey: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description The first characters of the key, to tell keys apart; the rest is never shown again. */
+            prefix: string;
+            /** Format: uuid */
+            userId: string;
+            /** @description The member the key acts for; null once that user is gone. */
+            createdBy: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /**
+             * @description revoked wins over expired.
+             * @enum {string}
+             */
+            status: "active" | "expired" | "revoked";
+            expiresAt: string | null;
+            revokedAt: string | null;
+            /** @description The key's latest call, to within a few seconds (usage is written in batches); null when never used. */
+            lastUsedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            key: string;
+        };
+        ApiKey: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description The first characters of the key, to tell keys apart; the rest is never shown again. */
+            prefix: string;
+            /** Format: uuid */
+            userId: string;
+            /** @description The member the key acts for; null once that user is gone. */
+            createdBy: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /**
+             * @description revoked wins over expired.
+             * @enum {string}
+             */
+            status: "active" | "expired" | "revoked";
+            expiresAt: string | null;
+            revokedAt: string | null;
+            /** @description The key's latest call, to within a few seconds (usage is written in batches); null when never used. */
+            lastUsedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        Member: {
+            /** Format: uuid */
+            userId: string;
+            /** @enum {string} */
+            role: "owner" | "member";
+            /** Format: date-time */
+            createdAt: string;
+            user: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                email: string;
+            };
+        };
+        Invitation: {
+            /** Format: uuid */
+            id: string;
+            email: string;
+            /** @description Who invited; null once that user is gone. */
+            invitedBy: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description The link works until then, once.
+             */
+            expiresAt: string;
+        };
+        CreatedInvitation: {
+            /** Format: uuid */
+            id: string;
+            email: string;
+            /** @description Who invited; null once that user is gone. */
+            invitedBy: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description The link works until then, once.
+             */
+            expiresAt: string;
+            /** @description The one-time link; never shown again. */
+            url: string;
         };
         CreatedPosts: {
             /**
@@ -2137,6 +2461,1283 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description The id of the last event seen; the page starts after it. Omit it to start at the oldest event kept. */
+                cursor?: string;
+                /** @description How many items to return, 1 to 100; 50 unless given. */
+                limit?: number;
+                /** @description Only events of these types; repeated keys (`type=schedule.published&type=schedule.failed`) or comma-separated values. */
+                type?: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "upload.completed" | "endpoint.disabled")[];
+                /** @description Only events written at or after this time: where a new reader starts (then it goes on with `cursor`). */
+                since?: string;
+                /** @description Only events about this resource (a post, schedule, channel or upload id); a post's id also selects its schedules' events. */
+                resourceId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Event"][];
+                        /** @description The last item's id while more events follow; null at the end (resume later from the last id you saw). */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"][];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where deliveries are POSTed: an http or https URL of a public host (no user name or password); redirects are not followed. */
+                    url: string;
+                    /** @description The event types to send; empty or omitted: every type. */
+                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "upload.completed" | "endpoint.disabled")[];
+                    /** @description What the endpoint is for, for people. */
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `URL_NOT_ALLOWED`: POST /uploads/from-url: the URL is not one this server fetches (an address that is not public, at connect time or after a redirect; a user name or password in the URL; a redirect to a scheme other than http or https; more than 3 redirects); nothing was stored. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "URL_NOT_ALLOWED" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INVALID_STATE`: The resource's current state does not allow this; the message names the state. */
+            409: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INVALID_STATE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description This operation takes no body fields: send no body, or `{}`. A field is refused with `VALIDATION_ERROR`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where deliveries are POSTed: an http or https URL of a public host (no user name or password); redirects are not followed. */
+                    url?: string;
+                    /** @description The event types to send; empty or omitted: every type. */
+                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "upload.completed" | "endpoint.disabled")[];
+                    /** @description What the endpoint is for, for people. */
+                    description?: string;
+                    /** @description False stops deliveries; true resumes them. */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `URL_NOT_ALLOWED`: POST /uploads/from-url: the URL is not one this server fetches (an address that is not public, at connect time or after a redirect; a user name or password in the URL; a redirect to a scheme other than http or https; more than 3 redirects); nothing was stored. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "URL_NOT_ALLOWED" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description This operation takes no body fields: send no body, or `{}`. A field is refused with `VALIDATION_ERROR`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many items to return, 1 to 100; 20 unless given. */
+                limit?: number;
+                /** @description The nextCursor of the previous page; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["WebhookDelivery"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (a UUID). */
+                id: string;
+                /** @description The delivery's id (a UUID). */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        /** @description This operation takes no body fields: send no body, or `{}`. A field is refused with `VALIDATION_ERROR`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INVALID_STATE`: The resource's current state does not allow this; the message names the state. */
+            409: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INVALID_STATE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
                         message: string;
                     };
                 };

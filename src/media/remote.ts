@@ -82,7 +82,10 @@ export async function fetchRemoteFile(url: string, options: RemoteFetchOptions):
   let target = checkedUrl(url);
   try {
     for (let redirects = 0; ; redirects++) {
-      const response = await get(target, allowed.some((entry) => entry.matches(target)), signal);
+      const response = await open(target, allowed.some((entry) => entry.matches(target)), signal, {
+        method: 'GET',
+        headers: { accept: 'image/*', 'user-agent': 'Postwise-media-import' },
+      });
       const status = response.statusCode ?? 0;
       if (REDIRECT_STATUSES.has(status) && response.headers.location !== undefined) {
         response.destroy();
@@ -203,22 +206,59 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   });
 };
 
-/** One GET on its own connection; resolves with the response head. */
-function get(url: URL, trusted: boolean, signal: AbortSignal): Promise<IncomingMessage> {
+/**
+ * One request under the guard (see above) that follows no redirect, as a webhook delivery is sent: answers the status
+ * and the first `excerptBytes` of the body as text. Refusals and failures reject with a RemoteFetchError, as
+ * fetchRemoteFile's do.
+ */
+export async function sendGuarded(
+  url: string,
+  request: { method: string; headers: Record<string, string>; body: string; timeoutMs: number; allowHosts?: readonly string[]; excerptBytes: number },
+): Promise<{ status: number; excerpt: string }> {
+  const target = checkedUrl(url);
+  const deadline = AbortSignal.timeout(request.timeoutMs);
+  try {
+    const trusted = (request.allowHosts ?? []).map(parseAllowHost).some((entry) => entry.matches(target));
+    const response = await open(target, trusted, deadline, request);
+    let excerpt = Buffer.alloc(0);
+    try {
+      for await (const chunk of response as AsyncIterable<Buffer>) {
+        excerpt = Buffer.concat([excerpt, chunk]);
+        if (excerpt.length >= request.excerptBytes) break;
+      }
+    } finally {
+      response.destroy();
+    }
+    return { status: response.statusCode ?? 0, excerpt: excerpt.subarray(0, request.excerptBytes).toString('utf8') };
+  } catch (error) {
+    if (error instanceof RemoteFetchError) throw error;
+    if (deadline.aborted) throw new RemoteFetchError('TIMEOUT', `${target.host} did not answer within ${request.timeoutMs} ms.`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new RemoteFetchError('UNREACHABLE', `${target.host} could not be reached${code ? ` (${code})` : ''}.`);
+  }
+}
+
+/** One request on its own connection; resolves with the response head. */
+function open(
+  url: URL,
+  trusted: boolean,
+  signal: AbortSignal,
+  { method, headers, body }: { method: string; headers: Record<string, string>; body?: string },
+): Promise<IncomingMessage> {
   const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
   // Node connects to an IP literal without a lookup, so a literal is checked here, before any socket exists.
   if (!trusted && isIP(literal) && !isPublicAddress(literal)) return Promise.reject(notPublic(url.hostname, literal));
   return new Promise((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
-      method: 'GET',
+      method,
       agent: false,
       signal,
       ...(trusted ? {} : { lookup: publicOnlyLookup }),
-      headers: { accept: 'image/*', 'accept-encoding': 'identity', connection: 'close', 'user-agent': 'Postwise-media-import' },
+      headers: { 'accept-encoding': 'identity', connection: 'close', ...headers },
     });
     request.once('response', resolve);
     request.on('error', reject); // kept: an error after the response has nothing left to settle
-    request.end();
+    request.end(body);
   });
 }
 

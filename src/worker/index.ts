@@ -33,7 +33,7 @@ export async function startWorker(app: AppContext, connectionString: string): Pr
   });
   let sweeping: Promise<unknown> = Promise.resolve();
   const sweep = setInterval(() => {
-    sweeping = recoverAbandoned(app.db, app.config.publishStaleMs)
+    sweeping = recoverAbandoned(app.db, app.storage, app.config.publishStaleMs)
       .then(({ requeued, released }) => {
         if (released.length) app.logger.warn('the jobs of workers that stopped holding them are released', { workers: released });
         if (requeued.length) app.logger.warn('schedules a stopped worker left behind are queued again', { scheduleIds: requeued });

@@ -44,11 +44,18 @@ export const PENDING_SELECTION_EXPIRY_TASK = 'expire-pending-selections';
 /** The task that sums the posts list's counters (post_facet_counts, migrations/015_post_facets.sql). */
 export const COMPACT_FACET_COUNTS_TASK = 'compact-post-facet-counts';
 
+/** The task that deletes events past their retention (src/worker/prune-events.ts). */
+export const PRUNE_EVENTS_TASK = 'prune-events';
+
 /**
  * The worker's periodic tasks, in graphile-worker's crontab format: each tick queues one job, whichever workers run.
  * A tick missed while no worker ran is not made up for: the next one covers it.
  */
-export const CRONTAB = [`*/10 * * * * ${PENDING_SELECTION_EXPIRY_TASK}`, `* * * * * ${COMPACT_FACET_COUNTS_TASK}`].join('\n');
+export const CRONTAB = [
+  `*/10 * * * * ${PENDING_SELECTION_EXPIRY_TASK}`,
+  `* * * * * ${COMPACT_FACET_COUNTS_TASK}`,
+  `17 * * * * ${PRUNE_EVENTS_TASK}`,
+].join('\n');
 
 /** The payload of a job the crontab queued (graphile-worker adds `_cron`); nothing when queued by hand. */
 export const CronPayload = z.strictObject({ _cron: z.object({ ts: z.string(), backfilled: z.boolean().optional() }).optional() });
@@ -71,4 +78,13 @@ export async function enqueueVariants(tx: Sql, mediaId: string): Promise<void> {
 export async function enqueueUploadExpiry(tx: Sql, uploadId: string, expiresAt: Date): Promise<void> {
   await tx`SELECT graphile_worker.add_job(${UPLOAD_EXPIRY_TASK}, json_build_object('uploadId', ${uploadId}::uuid),
     run_at := ${expiresAt}::timestamptz + interval '1 minute', job_key := ${`${UPLOAD_EXPIRY_TASK}:${uploadId}`})`;
+}
+
+/** The task that sends one webhook delivery (src/worker/deliver-webhook.ts); the events trigger queues it too (migrations/017_webhooks.sql). */
+export const DELIVER_TASK = 'deliver-webhook';
+
+/** Queues (or moves) the attempt of delivery `deliveryId`, at `runAt` or now. */
+export async function enqueueDelivery(tx: Sql, deliveryId: string, runAt?: Date): Promise<void> {
+  await tx`SELECT graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', ${deliveryId}::uuid),
+    run_at := coalesce(${runAt ?? null}::timestamptz, now()), job_key := ${`${DELIVER_TASK}:${deliveryId}`})`;
 }

@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
 import { revokeErased } from '../accounts.js';
-import { PENDING_SELECTION_TTL_HOURS } from '../connect.js';
+import { PENDING_SELECTION_TTL_HOURS } from '../../operations/integrations/integration.js';
 import type { Platform } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { CronPayload } from './jobs.js';

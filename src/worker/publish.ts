@@ -4,7 +4,9 @@ import type { Database, Sql } from '../db/index.js';
 import { markConnectionFailed, openAccount, type StoredIntegration } from '../accounts.js';
 import { PlatformError, type FailureDetail, type OutgoingImage, type OutgoingPost, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
-import { PUBLISH_TASK } from './jobs.js';
+import { DELIVER_TASK, PUBLISH_TASK } from './jobs.js';
+import { changeSchedules, scheduleEvents } from '../../operations/events/event.js';
+import type { Storage } from '../storage/index.js';
 
 /**
  * The publish-schedule task: publishes one due schedule and then the parts of its thread after it, each exactly
@@ -73,15 +75,22 @@ export function publishScheduleTask(app: AppContext): Task {
   };
 }
 
-/** SCHEDULED → PUBLISHING for the one due schedule `where` selects, or nothing when another worker or a user moved it. */
-async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefined> {
+/**
+ * SCHEDULED → PUBLISHING for the one due schedule `where` selects, with its schedule.publishing event, or nothing when
+ * another worker or a user moved it.
+ */
+async function claim(app: AppContext, where: ReturnType<Sql>): Promise<Claimed | undefined> {
+  const { db, storage } = app;
   const [claimed] = await db<Claimed[]>`
-    UPDATE schedules s SET status = 'PUBLISHING', last_attempt = now(), updated_at = now()
-    FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before, integrations i
-    -- Due, too: a job taken just before a reschedule moved its schedule later must leave it to the new job.
-    WHERE s.id = before.id AND s.status = 'SCHEDULED' AND s.scheduled_at <= now() AND i.id = s.integration_id
-    RETURNING s.id, s.post_id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
-      s.created_at, s.retry_count, before.last_attempt AS previous_attempt, s.platform_post_id, s.release_url, s.post_sent_at, s.first_comment_sent_at,
+    WITH claimed AS (
+      UPDATE schedules s SET status = 'PUBLISHING', last_attempt = now(), updated_at = now()
+      FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before
+      -- Due, too: a job taken just before a reschedule moved its schedule later must leave it to the new job.
+      WHERE s.id = before.id AND s.status = 'SCHEDULED' AND s.scheduled_at <= now()
+      RETURNING s.*, before.last_attempt AS previous_attempt),
+    recorded AS (${scheduleEvents(db, storage, 'schedule.publishing', db`claimed`)})
+    SELECT s.id, s.post_id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
+      s.created_at, s.retry_count, s.previous_attempt, s.platform_post_id, s.release_url, s.post_sent_at, s.first_comment_sent_at,
       EXISTS (SELECT 1 FROM schedules n WHERE n.thread_root_schedule_id = coalesce(s.thread_root_schedule_id, s.id)
         AND n.thread_order > s.thread_order) AS has_next_part,
       EXISTS (SELECT 1 FROM attachments a WHERE a.post_id = s.post_id) AS has_images,
@@ -89,13 +98,14 @@ async function claim(db: Sql, where: ReturnType<Sql>): Promise<Claimed | undefin
       (SELECT o.languages FROM organizations o WHERE o.id = s.organization_id) AS workspace_languages,
       (SELECT string_agg(t.scheduled_content, E'\n\n' ORDER BY t.thread_order) FROM schedules t
         WHERE t.id = coalesce(s.thread_root_schedule_id, s.id) OR t.thread_root_schedule_id = coalesce(s.thread_root_schedule_id, s.id)) AS thread_text,
-      i.platform, i.token_status, i.connect_status, i.credentials`;
+      i.platform, i.token_status, i.connect_status, i.credentials
+    FROM claimed s JOIN integrations i ON i.id = s.integration_id`;
   return claimed;
 }
 
 async function publishFrom(app: AppContext, scheduleId: string, signal: AbortSignal): Promise<void> {
   const { db } = app;
-  const schedule = await claim(db, db`id = ${scheduleId}`);
+  const schedule = await claim(app, db`id = ${scheduleId}`);
   if (!schedule) return;
   // A live attempt says so (last_attempt of the thread's part being published) well within PUBLISH_STALE_MS, however
   // many slow calls it makes (images, a thread): recoverAbandoned takes only a schedule whose worker stopped saying it.
@@ -146,7 +156,7 @@ async function publishClaimed(app: AppContext, first: Claimed, signal: AbortSign
       root ??= published;
       parent = published;
       if (!schedule.hasNextPart) return;
-      const next = await claim(db, db`thread_root_schedule_id = ${threadRoot} AND thread_order = (
+      const next = await claim(app, db`thread_root_schedule_id = ${threadRoot} AND thread_order = (
         SELECT min(thread_order) FROM schedules WHERE thread_root_schedule_id = ${threadRoot} AND thread_order > ${schedule.threadOrder})`);
       if (!next) return;
       schedule = next;
@@ -207,14 +217,15 @@ async function publishOne(
       note = await commentRefused(app, schedule, error, signal);
     }
   }
-  // One statement: the post's id and PUBLISHED, and the channel's last good check (written at most once a minute,
-  // so that a burst of publishes on one channel does not queue on its row).
+  // One statement: the post's id and PUBLISHED, its event, and the channel's last good check (written at most once a
+  // minute, so that a burst of publishes on one channel does not queue on its row).
   await db`
     WITH published AS (
       UPDATE schedules SET status = 'PUBLISHED', published_at = now(), platform_post_id = ${post.id}, release_url = ${post.url},
         failure_reason = ${note?.reason ?? null}, failure_detail = ${note ? db.json(storedDetail(note.detail) as never) : null}, updated_at = now()
       WHERE id = ${schedule.id} AND status = 'PUBLISHING'
-      RETURNING integration_id)
+      RETURNING *),
+    recorded AS (${scheduleEvents(db, app.storage, 'schedule.published', db`published`)})
     UPDATE integrations SET last_validated_at = now()
     WHERE id IN (SELECT integration_id FROM published) AND (last_validated_at IS NULL OR last_validated_at < now() - interval '1 minute')`;
   return post;
@@ -230,7 +241,7 @@ async function commentRefused(app: AppContext, schedule: Claimed, error: unknown
   const mayPass = passing(error);
   if (mayPass && (signal.aborted || schedule.retryCount < MAX_RETRIES)) throw error;
   app.logger.warn('first comment not published; the post is', { scheduleId: schedule.id, kind: error.kind, reason: error.message, status: error.detail.status });
-  if (error.kind === 'credentials') await markConnectionFailed(app.db, schedule.integrationId, error);
+  if (error.kind === 'credentials') await app.db.begin((tx) => markConnectionFailed(tx, schedule.integrationId, error));
   return {
     reason: `Published; its first comment was not: ${error.message}${mayPass ? ` (gave up after ${MAX_RETRIES} retries)` : ''}. Add it by hand if it is still wanted`,
     detail: error.detail,
@@ -302,7 +313,8 @@ async function fail(app: AppContext, schedule: Claimed, error: PlatformError, si
   if (signal.aborted && passing(error)) {
     app.logger.info('publish interrupted by the worker stopping; queued again', { scheduleId: schedule.id });
     await app.db.begin(async (tx) => {
-      await tx`UPDATE schedules SET status = 'SCHEDULED', updated_at = now() WHERE id = ${schedule.id} AND status = 'PUBLISHING'`;
+      await changeSchedules(tx, app.storage, 'schedule.retrying', tx`
+        UPDATE schedules SET status = 'SCHEDULED', updated_at = now() WHERE id = ${schedule.id} AND status = 'PUBLISHING' RETURNING *`);
       await tx`SELECT graphile_worker.add_job(${PUBLISH_TASK}, json_build_object('scheduleId', ${schedule.id}::uuid),
         job_key := ${`${PUBLISH_TASK}:${schedule.id}`})`;
     });
@@ -322,9 +334,9 @@ async function fail(app: AppContext, schedule: Claimed, error: PlatformError, si
   await app.db.begin(async (tx) => {
     if (retry) {
       const delayMs = Math.max(retryDelayMs(schedule.retryCount), error.retryAfterMs ?? 0);
-      await tx`
+      await changeSchedules(tx, app.storage, 'schedule.retrying', tx`
         UPDATE schedules SET status = 'SCHEDULED', retry_count = retry_count + 1, failure_detail = ${detail}, updated_at = now()
-        WHERE id = ${schedule.id} AND status = 'PUBLISHING'`;
+        WHERE id = ${schedule.id} AND status = 'PUBLISHING' RETURNING *`);
       // The running job's key is taken over by this new job (graphile-worker frees the key of a locked job).
       await tx`SELECT graphile_worker.add_job(${PUBLISH_TASK}, json_build_object('scheduleId', ${schedule.id}::uuid),
         run_at := now() + ${delayMs} * interval '1 millisecond', job_key := ${`${PUBLISH_TASK}:${schedule.id}`})`;
@@ -335,13 +347,13 @@ async function fail(app: AppContext, schedule: Claimed, error: PlatformError, si
       : error.kind === 'unknown' || error.kind === 'transient'
         ? `${error.message} (gave up after ${MAX_RETRIES} retries)`
         : error.message;
-    await tx`
+    await changeSchedules(tx, app.storage, 'schedule.failed', tx`
       UPDATE schedules SET status = 'FAILED', failure_reason = ${reason}, failure_detail = ${detail}, updated_at = now()
-      WHERE id = ${schedule.id} AND status = 'PUBLISHING'`;
+      WHERE id = ${schedule.id} AND status = 'PUBLISHING' RETURNING *`);
     const root = schedule.threadRootScheduleId ?? schedule.id;
-    await tx`
+    await changeSchedules(tx, app.storage, 'schedule.failed', tx`
       UPDATE schedules SET status = 'FAILED', failure_reason = ${`Not published: part ${schedule.threadOrder} of the thread failed`}, updated_at = now()
-      WHERE thread_root_schedule_id = ${root} AND thread_order > ${schedule.threadOrder} AND status = 'SCHEDULED'`;
+      WHERE thread_root_schedule_id = ${root} AND thread_order > ${schedule.threadOrder} AND status = 'SCHEDULED' RETURNING *`);
     if (error.kind === 'credentials') await markConnectionFailed(tx, schedule.integrationId, error);
   });
 }
@@ -390,23 +402,26 @@ const passing = (error: PlatformError) => error.kind === 'transient' || error.ki
  * stopped between the two (a thread's parts have no job of their own; the job of its first schedule goes on from part
  * to part). And gives back to the queue the jobs a dead process had fetched into its local queue and never ran.
  */
-export async function recoverAbandoned(db: Database, staleMs: number): Promise<{ requeued: string[]; released: string[] }> {
+export async function recoverAbandoned(db: Database, storage: Storage, staleMs: number): Promise<{ requeued: string[]; released: string[] }> {
   return db.begin(async (tx) => {
     // A live process hands out or gives back every job of its local queue within staleMs (src/worker/index.ts), and a
     // publish job it runs claims its schedule at once. So a due schedule still SCHEDULED whose job has been locked for
-    // twice that was fetched by a process that died: every job that process locked goes back to the queue.
+    // twice that was fetched by a process that died: every job that process locked goes back to the queue. So was a
+    // webhook delivery's job locked that long: an attempt lasts WEBHOOK_TIMEOUT_MS at most (far less than staleMs).
     const [{ released }] = await tx<[{ released: string[] }]>`
       WITH dead AS (
         SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
-        JOIN schedules s ON s.id = substr(j.key, ${PUBLISH_TASK.length + 2})::uuid
-        WHERE j.task_identifier = ${PUBLISH_TASK} AND j.key LIKE ${`${PUBLISH_TASK}:%`}
-          AND j.locked_at < now() - ${2 * staleMs} * interval '1 millisecond'
-          AND s.status = 'SCHEDULED' AND s.scheduled_at <= now())
+        -- The CASE reads a key as a schedule's id only for a publish job: other keys are no uuid there.
+        LEFT JOIN schedules s ON s.id = CASE WHEN j.task_identifier = ${PUBLISH_TASK} AND j.key LIKE ${`${PUBLISH_TASK}:%`}
+          THEN substr(j.key, ${PUBLISH_TASK.length + 2})::uuid END
+        WHERE j.locked_at < now() - ${2 * staleMs} * interval '1 millisecond'
+          AND ((s.status = 'SCHEDULED' AND s.scheduled_at <= now())
+            OR j.task_identifier = ${DELIVER_TASK}))
       SELECT coalesce(array_agg(locked_by), '{}') AS released, graphile_worker.force_unlock_workers(array_agg(locked_by)) FROM dead`;
-    const reset = await tx<{ id: string }[]>`
+    const reset = await changeSchedules<{ id: string }>(tx, storage, 'schedule.retrying', tx`
       UPDATE schedules SET status = 'SCHEDULED', updated_at = now()
       WHERE status = 'PUBLISHING' AND last_attempt < now() - ${staleMs} * interval '1 millisecond'
-      RETURNING id`;
+      RETURNING *`);
     const stranded = await tx<{ id: string }[]>`
       SELECT s.id FROM schedules s
       CROSS JOIN LATERAL (

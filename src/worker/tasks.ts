@@ -1,8 +1,10 @@
 import type { TaskList } from 'graphile-worker';
 import type { AppContext } from '../registry/context.js';
-import { COMPACT_FACET_COUNTS_TASK, PENDING_SELECTION_EXPIRY_TASK, PUBLISH_TASK, REFRESH_TASK, UPLOAD_EXPIRY_TASK, VARIANTS_TASK } from './jobs.js';
+import { COMPACT_FACET_COUNTS_TASK, DELIVER_TASK, PENDING_SELECTION_EXPIRY_TASK, PRUNE_EVENTS_TASK, PUBLISH_TASK, REFRESH_TASK, UPLOAD_EXPIRY_TASK, VARIANTS_TASK } from './jobs.js';
+import { deliverWebhookTask } from './deliver-webhook.js';
 import { compactFacetCountsTask } from './facet-counts.js';
 import { pendingSelectionExpiryTask } from './pending-selection.js';
+import { pruneEventsTask } from './prune-events.js';
 import { publishScheduleTask } from './publish.js';
 import { refreshCredentialsTask } from './refresh.js';
 import { uploadExpiryTask } from './upload-expiry.js';
@@ -19,4 +21,6 @@ export const tasks = (app: AppContext): TaskList => ({
   [UPLOAD_EXPIRY_TASK]: uploadExpiryTask(app),
   [PENDING_SELECTION_EXPIRY_TASK]: pendingSelectionExpiryTask(app),
   [COMPACT_FACET_COUNTS_TASK]: compactFacetCountsTask(app),
+  [PRUNE_EVENTS_TASK]: pruneEventsTask(app),
+  [DELIVER_TASK]: deliverWebhookTask(app),
 });

@@ -1,0 +1,23 @@
+import type { Task } from 'graphile-worker';
+import { EVENT_RETENTION_DAYS } from '../../operations/events/list.js';
+import type { AppContext } from '../registry/context.js';
+import { CronPayload } from './jobs.js';
+
+/** Rows deleted a statement: a long backlog goes in short transactions that hold few locks. */
+const BATCH = 5_000;
+
+/**
+ * Deletes the events older than EVENT_RETENTION_DAYS (queued each hour by the worker's crontab, src/worker/jobs.ts).
+ * Running it twice, or at once in two workers, deletes each row once.
+ */
+export function pruneEventsTask(app: AppContext): Task {
+  return async (payload) => {
+    CronPayload.parse(payload ?? {});
+    for (;;) {
+      const deleted = await app.db`
+        DELETE FROM events WHERE seq IN (
+          SELECT seq FROM events WHERE created_at < now() - ${EVENT_RETENTION_DAYS} * interval '1 day' LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)`;
+      if (deleted.count < BATCH) return;
+    }
+  };
+}
