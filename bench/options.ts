@@ -15,20 +15,23 @@ export interface Options {
   /** Posts in the workspace of the lists scenario (bench/lists.ts). */
   listPosts: number;
   /** The request scenarios, the publishing engine's, the lists at scale, or (undefined) all. */
-  only: 'http' | 'publishing' | 'lists' | undefined;
+  only: 'http' | 'publishing' | 'lists' | 'webhooks' | undefined;
+  /** Events delivered in the webhooks scenario (bench/webhooks.ts). */
+  webhookEvents: number;
   publishing: PublishingOptions;
 }
 
-const usage = `Usage: npm run bench -- [--quick] [--only http|publishing|lists] [--runs N] [--warmup SECONDS] [--duration SECONDS]
+const usage = `Usage: npm run bench -- [--quick] [--only http|publishing|lists|webhooks] [--runs N] [--warmup SECONDS] [--duration SECONDS]
                           [--calendar-schedules N] [--soak SECONDS] [--publish-schedules N] [--pds-schedules N]
                           [--publish-spread SECONDS] [--platform-latency MS] [--list-posts N]
 
   --quick                 one short run per scenario (1 s warm-up, 2 s measured), a calendar of 20,000 schedules,
                           a 20 s soak, and 200 schedules (50 on the PDS) due within 10 s, as a smoke test; results
                           go to bench/.tmp/results-quick.json instead of bench/results.json
-  --only http|publishing|lists
-                          the request scenarios (with the soak) only, the publishing engine's only, or the lists at
-                          scale only
+  --only http|publishing|lists|webhooks
+                          the request scenarios (with the soak) only, the publishing engine's only, the lists at
+                          scale only, or the webhook deliveries only
+  --webhook-events N      events delivered to a webhook receiver on loopback (1,000 unless --quick: 200)
   --platform-latency MS   how long the slow loopback platform takes to answer each record (200)
   --list-posts N          posts in the lists workspace (100,000 unless --quick: 5,000), measured beside one of 1,000
   --calendar-schedules N  schedules in the calendar workspace (1,000,000 unless --quick), a multiple of 10
@@ -55,6 +58,7 @@ export function parseOptions(argv: string[]): Options {
         'publish-spread': { type: 'string' },
         'list-posts': { type: 'string' },
         'platform-latency': { type: 'string' },
+        'webhook-events': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -68,10 +72,10 @@ export function parseOptions(argv: string[]): Options {
   }
   // A smaller calendar keeps the quick pass (CI runs it) fast: the bulk insert of a million rows takes minutes.
   const defaults = values.quick
-    ? { runs: 1, warmup: 1, duration: 2, calendarSchedules: 20_000, soak: 20, publishSchedules: 200, pdsSchedules: 50, publishSpread: 10, listPosts: 5_000 }
-    : { runs: 3, warmup: 3, duration: 10, calendarSchedules: 1_000_000, soak: 180, publishSchedules: 1000, pdsSchedules: 1000, publishSpread: 60, listPosts: 100_000 };
-  if (values.only !== undefined && values.only !== 'http' && values.only !== 'publishing' && values.only !== 'lists') {
-    console.error(`--only must be http, publishing or lists, got "${values.only}"\n\n${usage}`);
+    ? { runs: 1, warmup: 1, duration: 2, calendarSchedules: 20_000, soak: 20, publishSchedules: 200, pdsSchedules: 50, publishSpread: 10, listPosts: 5_000, webhookEvents: 200 }
+    : { runs: 3, warmup: 3, duration: 10, calendarSchedules: 1_000_000, soak: 180, publishSchedules: 1000, pdsSchedules: 1000, publishSpread: 60, listPosts: 100_000, webhookEvents: 1000 };
+  if (values.only !== undefined && !['http', 'publishing', 'lists', 'webhooks'].includes(values.only)) {
+    console.error(`--only must be http, publishing, lists or webhooks, got "${values.only}"\n\n${usage}`);
     process.exit(2);
   }
   const calendarSchedules = positive('calendar-schedules', values['calendar-schedules'], defaults.calendarSchedules);
@@ -88,7 +92,8 @@ export function parseOptions(argv: string[]): Options {
     calendarSchedules,
     soakSeconds: positive('soak', values.soak, defaults.soak),
     listPosts: positive('list-posts', values['list-posts'], defaults.listPosts),
-    only: values.only,
+    only: values.only as Options['only'],
+    webhookEvents: positive('webhook-events', values['webhook-events'], defaults.webhookEvents),
     publishing: {
       schedules: positive('publish-schedules', values['publish-schedules'], defaults.publishSchedules),
       pdsSchedules: positive('pds-schedules', values['pds-schedules'], defaults.pdsSchedules),

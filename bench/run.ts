@@ -22,6 +22,7 @@ import { measureInProcess, type InProcessFigure } from './in-process.js';
 import { LIST_REQUESTS, makeListsWorkspace, measureLists, renderLists, type ListFigure } from './lists.js';
 import { measurePublishing } from './publishing.js';
 import { buildReport, figuresOf, hasErrors, publishingReport, renderMarkdown, renderPublishing, type PublishingReport, type Report, type Run, type ScenarioFigures } from './report.js';
+import { measureWebhooks, renderWebhooks, type WebhookFigures } from './webhooks.js';
 import { checkScenario, fetchBytes, POSTS_PATH, scenarios, SCHEDULES_PATH, USERS_ME_PATH } from './scenarios.js';
 import { startService, type RunningService } from './service.js';
 import { runSoak, type BurstFigures, type SoakFigures } from './soak.js';
@@ -159,6 +160,7 @@ async function main(): Promise<number> {
   let measured: { calendar: Calendar; figures: ScenarioFigures[]; inProcess: InProcessFigure[]; soaked: { soak: SoakFigures; burst: BurstFigures } } | undefined;
   let publishing: PublishingReport | undefined;
   let lists: Awaited<ReturnType<typeof measureListsAtScale>> | undefined;
+  let webhooks: WebhookFigures | undefined;
   try {
     if (options.only === undefined || options.only === 'http') {
       const { calendar, figures, inProcess } = await measureAll(options, service);
@@ -166,6 +168,7 @@ async function main(): Promise<number> {
       measured = { calendar, figures, inProcess, soaked: await runSoak(service, options.soakSeconds, progress) };
     }
     if (options.only === undefined || options.only === 'publishing') publishing = await measureEngine(options, service);
+    if (options.only === undefined || options.only === 'webhooks') webhooks = await measureWebhooks(service, options.webhookEvents, progress);
     // Last: its hundred thousand posts then weigh on nothing else measured.
     if (options.only === undefined || options.only === 'lists') lists = await measureListsAtScale(options, service);
   } catch (error) {
@@ -184,6 +187,7 @@ async function main(): Promise<number> {
   }
   if (publishing) console.log(`${report ? '\n' : ''}${renderPublishing(publishing)}`);
   if (lists) console.log(`${report || publishing ? '\n' : ''}${renderLists(lists.figures, lists.posts)}`);
+  if (webhooks) console.log(`${report || publishing || lists ? '\n' : ''}${renderWebhooks(webhooks)}`);
   // A partial run (--only) never replaces the full results.
   const file = options.only
     ? `bench/.tmp/results-${options.only}${options.quick ? '-quick' : ''}.json`
@@ -192,7 +196,7 @@ async function main(): Promise<number> {
       : 'bench/results.json';
   const url = new URL(`../${file}`, import.meta.url);
   mkdirSync(new URL('.', url), { recursive: true });
-  const written = { ...(report ?? { date: new Date().toISOString(), quick: options.quick, node: process.version, serviceStoppedCleanly: stoppedCleanly }), publishing, lists };
+  const written = { ...(report ?? { date: new Date().toISOString(), quick: options.quick, node: process.version, serviceStoppedCleanly: stoppedCleanly }), publishing, lists, webhooks };
   writeFileSync(url, `${JSON.stringify(written, null, 2)}\n`);
   progress(`results written to ${file}`);
 

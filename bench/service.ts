@@ -31,7 +31,8 @@ export async function startService(): Promise<RunningService> {
   const port = await freePort();
   // An external database is used as given; otherwise a fresh embedded cluster, removed at the end.
   const dataDir = process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), 'postwise-bench-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...(dataDir && { DATA_DIR: dataDir }) };
+  // 127.0.0.1 trusted: the webhooks scenario's receiver listens there (bench/webhooks.ts).
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', MEDIA_FETCH_ALLOW_HOSTS: '127.0.0.1', ...(dataDir && { DATA_DIR: dataDir }) };
   // BENCH_CPU_PROF=DIR: the service writes a V8 CPU profile there when it stops (summarise it with bench/profile-top.ts).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/main.ts'], {

@@ -50,6 +50,17 @@ const usage = `Usage: npm run admin -- <command> [options]
       The workspace's default languages (BCP-47 tags, at most 3): what a Bluesky post whose schedule's settings name no
       langs carries; --languages '' for none (the language detected from the text, when confident).
 
+  create-webhook --workspace ID --url URL [--event-types post.created,schedule.published] [--description TEXT]
+      An endpoint the workspace's events are POSTed to, signed (Standard Webhooks); its secret is printed this once.
+  list-webhooks --workspace ID
+  update-webhook --workspace ID --webhook ID [--url URL] [--event-types …] [--description TEXT] [--enable | --disable]
+  delete-webhook --workspace ID --webhook ID
+  rotate-webhook-secret --workspace ID --webhook ID
+      A new secret, printed once; the old one keeps signing for 24 hours.
+  list-webhook-deliveries --workspace ID --webhook ID [--limit N] [--cursor NEXT_CURSOR]
+      The endpoint's delivery log, newest first: each delivery's payload and attempts.
+  redeliver-webhook --workspace ID --webhook ID --delivery ID
+
 Operator commands (plans and subscriptions are never a workspace member's to set):
   define-plan --plan NAME [--rate-limit N] [--storage-bytes N] [--quota PLATFORM=N]...
       Create a plan (--rate-limit and --storage-bytes required) or change the numbers given.
@@ -87,6 +98,25 @@ const operationCommands: Record<string, { operation: string; actor?: string; arg
   'disconnect-integration': { operation: 'disconnectIntegration', args: (o) => ({ id: o.integration }) },
   'set-posting-windows': { operation: 'updateWorkspaceSettings', args: (o) => ({ timeZone: o['time-zone'], postingWindows: json(o.windows, 'windows') }) },
   'set-languages': { operation: 'updateWorkspaceSettings', args: (o) => ({ languages: commaList(o, 'languages') }) },
+  'create-webhook': {
+    operation: 'createWebhook',
+    args: (o) => ({ url: o.url, eventTypes: optionalList(o, 'event-types'), description: o.description }),
+  },
+  'list-webhooks': { operation: 'listWebhooks', args: () => ({}) },
+  'update-webhook': {
+    operation: 'updateWebhook',
+    args: (o) => ({
+      id: o.webhook,
+      url: o.url,
+      eventTypes: optionalList(o, 'event-types'),
+      description: o.description,
+      enabled: o.enable ? true : o.disable ? false : undefined,
+    }),
+  },
+  'delete-webhook': { operation: 'deleteWebhook', args: (o) => ({ id: o.webhook }) },
+  'rotate-webhook-secret': { operation: 'rotateWebhookSecret', args: (o) => ({ id: o.webhook }) },
+  'list-webhook-deliveries': { operation: 'listWebhookDeliveries', args: (o) => ({ id: o.webhook, limit: o.limit, cursor: o.cursor }) },
+  'redeliver-webhook': { operation: 'redeliverWebhook', args: (o) => ({ id: o.webhook, deliveryId: o.delivery }) },
 };
 
 /** Commands that need no database: run before, and without, opening the core (nor starting or joining a cluster). */
@@ -170,6 +200,13 @@ const { positionals, values } = parseArgs({
     languages: { type: 'string' },
     integration: { type: 'string' },
     account: { type: 'string' },
+    url: { type: 'string' },
+    'event-types': { type: 'string' },
+    description: { type: 'string' },
+    webhook: { type: 'string' },
+    delivery: { type: 'string' },
+    enable: { type: 'boolean' },
+    disable: { type: 'boolean' },
     yes: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -285,6 +322,11 @@ async function readPassword(): Promise<string> {
 }
 
 /** `--languages de,en` → ['de', 'en']; an empty value is the empty list. */
+/** A comma-separated list, or undefined when the option is absent (`--event-types ''` is the empty list). */
+function optionalList(options: Options, name: string): string[] | undefined {
+  return options[name] === undefined ? undefined : String(options[name]).split(',').map((item) => item.trim()).filter(Boolean);
+}
+
 function commaList(options: Options, name: string): string[] {
   return required(options, name)
     .split(',')

@@ -323,6 +323,23 @@ describe('events', () => {
     }
   });
 
+  it('warns once that a token which cannot be refreshed is about to expire: integration.token_expiring, from the hourly job', async () => {
+    const channel = (await ws.admin('createIntegration', { platform: 'LINKEDIN', name: 'Expiring' })).id;
+    // As LinkedIn leaves a token without a refresh token: it expires in 3 days, and only a reconnect renews it.
+    await sql`UPDATE integrations SET credentials = decode('00', 'hex'), token_status = 'VALID', auto_refresh_unavailable = true,
+      expires_at = now() + interval '3 days' WHERE id = ${channel}`;
+    const warned = async () => (await feed({ resourceId: channel, type: 'integration.token_expiring' })).map((event) => event.data.tokenStatus);
+    for (const _run of [1, 2]) {
+      await sql`SELECT graphile_worker.add_job('warn-expiring-tokens', '{}'::json)`;
+      await eventually(() => sql`SELECT 1 FROM graphile_worker.jobs WHERE task_identifier = 'warn-expiring-tokens'`, (rows) => rows.length === 0, 10_000);
+    }
+    expect(await eventually(warned, (list) => list.length > 0)).toEqual(['EXPIRING']);
+    // Reconnected with a new token that expires as soon: warned of again, once.
+    await sql`UPDATE integrations SET expires_at = now() + interval '4 days' WHERE id = ${channel}`;
+    await sql`SELECT graphile_worker.add_job('warn-expiring-tokens', '{}'::json)`;
+    expect(await eventually(warned, (list) => list.length > 1)).toEqual(['EXPIRING', 'EXPIRING']);
+  });
+
   it('keeps events 30 days: the hourly prune-events job deletes older ones', async () => {
     const channel = (await ws.admin('createIntegration', { platform: 'LINKEDIN', name: 'Old' })).id;
     await sql`

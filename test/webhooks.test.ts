@@ -5,6 +5,7 @@ import postgres from 'postgres';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/net.js';
+import { admin } from './support/processes.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -216,6 +217,23 @@ describe('webhooks', () => {
     await expect(ws.admin('redeliverWebhook', { id: endpoint.id, deliveryId: (await deliveriesOf(endpoint.id))[0].id })).rejects.toThrow(/INVALID_STATE/);
     void postId;
   });
+
+  it('from a shell: the admin command makes, lists, disables and deletes an endpoint, its secret printed once', async () => {
+    const env = {
+      DATABASE_URL: service.databaseUrl,
+      ENCRYPTION_KEY: service.service.core.app.config.encryptionKey!,
+      MEDIA_FETCH_ALLOW_HOSTS: `127.0.0.1:${receiver.port}`,
+    };
+    const made = await admin(['create-webhook', '--workspace', ws.workspaceId, '--url', receiver.url('/shell'), '--event-types', 'post.created,post.deleted', '--description', 'from a shell'], env);
+    expect(made.code).toBe(0);
+    expect(made.json).toMatchObject({ url: receiver.url('/shell'), eventTypes: ['post.created', 'post.deleted'], description: 'from a shell', secret: expect.stringMatching(/^whsec_/) });
+    const disabled = await admin(['update-webhook', '--workspace', ws.workspaceId, '--webhook', made.json.id, '--disable'], env);
+    expect(disabled.json).toMatchObject({ enabled: false, disabledReason: 'Disabled by hand' });
+    expect((await ws.admin('listWebhooks')).find((item: any) => item.id === made.json.id)).not.toHaveProperty('secret');
+    expect((await admin(['delete-webhook', '--workspace', ws.workspaceId, '--webhook', made.json.id], env)).json).toEqual({ success: true });
+    const refused = await admin(['create-webhook', '--workspace', ws.workspaceId, '--url', 'http://10.1.2.3/'], env);
+    expect(refused).toMatchObject({ code: 1, json: { code: 'URL_NOT_ALLOWED' } });
+  }, 60_000);
 
   it('refuses targets that are not public, at creation or when a delivery connects, and keeps webhooks from API keys', async () => {
     for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data', 'http://[::1]:8080/', 'http://127.0.0.1/', 'ftp://example.com/', 'http://user:pw@example.com/']) {

@@ -12,7 +12,7 @@ export const EVENT_TYPES = {
     'schedule.retrying',
     'schedule.deleted',
   ],
-  integration: ['integration.connected', 'integration.disconnected', 'integration.error'],
+  integration: ['integration.connected', 'integration.disconnected', 'integration.error', 'integration.token_expiring'],
   upload: ['upload.completed'],
   endpoint: ['endpoint.disabled'],
 } as const;

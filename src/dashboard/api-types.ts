@@ -949,7 +949,7 @@ export interface components {
             /** @description Unique and stable (the same in every delivery); also the feed's position: pass it as `cursor`. */
             id: string;
             /** @enum {string} */
-            type: "integration.connected" | "integration.disconnected" | "integration.error";
+            type: "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring";
             /** Format: date-time */
             createdAt: string;
             /** Format: uuid */
@@ -1248,7 +1248,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types sent to it; empty: every type. */
-            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "upload.completed" | "endpoint.disabled")[];
+            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
             enabled: boolean;
             /** @description Why it was disabled: by hand, or after failing every delivery for 3 days. */
             disabledReason: string | null;
@@ -1267,7 +1267,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types sent to it; empty: every type. */
-            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "upload.completed" | "endpoint.disabled")[];
+            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
             enabled: boolean;
             /** @description Why it was disabled: by hand, or after failing every delivery for 3 days. */
             disabledReason: string | null;
@@ -1292,7 +1292,7 @@ export interface components {
             endpointId: string;
             eventId: string;
             /** @enum {string} */
-            eventType: "post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "upload.completed" | "endpoint.disabled";
+            eventType: "post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled";
             /**
              * @description `pending`: to be sent, or to be retried at `nextAttemptAt`; `delivered`: a 2xx answer; `failed`: every retry failed, or the endpoint was disabled.
              * @enum {string}
@@ -2524,7 +2524,7 @@ export interface operations {
                 /** @description How many items to return, 1 to 100; 50 unless given. */
                 limit?: number;
                 /** @description Only events of these types; repeated keys (`type=schedule.published&type=schedule.failed`) or comma-separated values. */
-                type?: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "upload.completed" | "endpoint.disabled")[];
+                type?: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
                 /** @description Only events written at or after this time: where a new reader starts (then it goes on with `cursor`). */
                 since?: string;
                 /** @description Only events about this resource (a post, schedule, channel or upload id); a post's id also selects its schedules' events. */
@@ -2750,7 +2750,7 @@ export interface operations {
                     /** @description Where deliveries are POSTed: an http or https URL of a public host (no user name or password); redirects are not followed. */
                     url: string;
                     /** @description The event types to send; empty or omitted: every type. */
-                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "upload.completed" | "endpoint.disabled")[];
+                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
                     /** @description What the endpoint is for, for people. */
                     description?: string;
                 };
@@ -3114,7 +3114,7 @@ export interface operations {
                     /** @description Where deliveries are POSTed: an http or https URL of a public host (no user name or password); redirects are not followed. */
                     url?: string;
                     /** @description The event types to send; empty or omitted: every type. */
-                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "upload.completed" | "endpoint.disabled")[];
+                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
                     /** @description What the endpoint is for, for people. */
                     description?: string;
                     /** @description False stops deliveries; true resumes them. */

@@ -5,7 +5,7 @@ import { recordEvents } from '../../operations/events/event.js';
 import { selectEndpoints } from '../../operations/webhooks/webhook.js';
 import { RemoteFetchError, sendGuarded } from '../media/remote.js';
 import type { AppContext } from '../registry/context.js';
-import { enqueueDelivery } from './jobs.js';
+import { DELIVER_TASK, enqueueDelivery } from './jobs.js';
 
 const Payload = z.strictObject({ deliveryId: z.uuid() });
 
@@ -22,6 +22,7 @@ interface Delivery {
   enabled: boolean;
   secret: Buffer;
   previousSecret: Buffer | null;
+  resourceId: string;
   eventId: string;
   body: string;
   /** An earlier delivery about the same resource to the same endpoint, still pending: this one waits for it. */
@@ -41,7 +42,7 @@ export function deliverWebhookTask(app: AppContext): Task {
     const { deliveryId } = Payload.parse(payload);
     const { db, config, secrets } = app;
     const [delivery] = await db<Delivery[]>`
-      SELECT d.id, d.organization_id, d.endpoint_id, d.status, d.attempts, w.url, w.enabled, w.secret,
+      SELECT d.id, d.organization_id, d.endpoint_id, d.resource_id, d.status, d.attempts, w.url, w.enabled, w.secret,
         CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
         'evt_' || e.tx || '_' || e.seq AS event_id,
         json_build_object('id', 'evt_' || e.tx || '_' || e.seq, 'type', e.type, 'createdAt', api_time(e.created_at),
@@ -95,39 +96,40 @@ export function deliverWebhookTask(app: AppContext): Task {
     const delay = config.webhookRetryDelaysMs[attempt - 1];
     const retryAt = !delivered && delay !== undefined ? new Date(Date.now() + delay * (0.8 + Math.random() * 0.4)) : null;
 
-    await db.begin(async (tx) => {
-      await tx`
+    // One statement: the attempt in the log, the delivery's state, the endpoint's failing streak, and the job that comes
+    // next (this one's retry, or the delivery about the same resource that waited for this one).
+    const [settled] = await db<{ disable: boolean }[]>`
+      WITH attempt AS (
         INSERT INTO webhook_attempts (delivery_id, attempt, url, started_at, duration_ms, response_status, response_excerpt, error)
-        VALUES (${deliveryId}, ${attempt}, ${delivery.url}, ${timestamp}, ${durationMs}, ${outcome.status}, ${outcome.excerpt}, ${outcome.error})`;
-      await tx`
+        VALUES (${deliveryId}, ${attempt}, ${delivery.url}, ${timestamp}, ${durationMs}, ${outcome.status}, ${outcome.excerpt}, ${outcome.error})),
+      delivery AS (
         UPDATE webhook_deliveries SET attempts = ${attempt}, updated_at = now(),
           status = ${delivered ? 'delivered' : retryAt ? 'pending' : 'failed'}, next_attempt_at = coalesce(${retryAt}, next_attempt_at)
-        WHERE id = ${deliveryId}`;
-      if (retryAt) await enqueueDelivery(tx, deliveryId, retryAt);
-      else await wakeNext(tx, deliveryId);
-      const [endpoint] = await tx<{ disable: boolean }[]>`
-        UPDATE webhook_endpoints SET failing_since = ${delivered ? null : tx`coalesce(failing_since, ${timestamp})`}
+        WHERE id = ${deliveryId}),
+      endpoint AS (
+        UPDATE webhook_endpoints SET failing_since = ${delivered ? null : db`coalesce(failing_since, ${timestamp})`}
         WHERE id = ${delivery.endpointId}
-        RETURNING NOT ${delivered} AND failing_since < now() - ${config.webhookDisableAfterMs} * interval '1 millisecond' AND enabled AS disable`;
-      if (endpoint?.disable) {
-        const days = Math.round((config.webhookDisableAfterMs / 86_400_000) * 10) / 10;
+        RETURNING NOT ${delivered} AND failing_since < now() - ${config.webhookDisableAfterMs} * interval '1 millisecond' AND enabled AS disable),
+      next AS (
+        SELECT ${deliveryId}::uuid AS id, ${retryAt}::timestamptz AS run_at WHERE ${retryAt !== null}
+        UNION ALL (
+          SELECT n.id, now() FROM webhook_deliveries n
+          WHERE ${retryAt === null} AND n.endpoint_id = ${delivery.endpointId} AND n.resource_id = ${delivery.resourceId}
+            AND n.status = 'pending' AND n.id <> ${deliveryId}
+          ORDER BY n.event_tx, n.event_seq LIMIT 1))
+      SELECT (SELECT disable FROM endpoint) AS disable,
+        (SELECT count(graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', id), run_at := run_at,
+          job_key := ${`${DELIVER_TASK}:`} || id)) FROM next) AS queued`;
+    if (settled?.disable) {
+      const days = Math.round((config.webhookDisableAfterMs / 86_400_000) * 10) / 10;
+      await db.begin(async (tx) => {
         await tx`
           UPDATE webhook_endpoints SET enabled = false, updated_at = now(),
             disabled_reason = ${`Every delivery failed for ${days} days (the last: ${outcome.error ?? `HTTP ${outcome.status}`}); enable it again once it answers`}
           WHERE id = ${delivery.endpointId}`;
         const [shown] = await selectEndpoints(tx, delivery.organizationId, delivery.endpointId);
         await recordEvents(tx, delivery.organizationId, [{ type: 'endpoint.disabled', resourceId: delivery.endpointId, data: shown }]);
-      }
-    });
+      });
+    }
   };
-}
-
-/** The next pending delivery about the same resource to the same endpoint, waiting for this one: queued now. */
-async function wakeNext(tx: Parameters<typeof enqueueDelivery>[0], deliveryId: string): Promise<void> {
-  const [next] = await tx<{ id: string }[]>`
-    SELECT n.id FROM webhook_deliveries d JOIN webhook_deliveries n
-      ON n.endpoint_id = d.endpoint_id AND n.resource_id = d.resource_id AND n.status = 'pending' AND n.id <> d.id
-    WHERE d.id = ${deliveryId}
-    ORDER BY n.event_tx, n.event_seq LIMIT 1`;
-  if (next) await enqueueDelivery(tx, next.id);
 }

@@ -46,6 +46,8 @@ export const COMPACT_FACET_COUNTS_TASK = 'compact-post-facet-counts';
 
 /** The task that deletes events past their retention (src/worker/prune-events.ts). */
 export const PRUNE_EVENTS_TASK = 'prune-events';
+/** The task that warns of tokens about to expire that cannot be refreshed (src/worker/expiring-tokens.ts). */
+export const EXPIRING_TOKENS_TASK = 'warn-expiring-tokens';
 
 /**
  * The worker's periodic tasks, in graphile-worker's crontab format: each tick queues one job, whichever workers run.
@@ -55,6 +57,7 @@ export const CRONTAB = [
   `*/10 * * * * ${PENDING_SELECTION_EXPIRY_TASK}`,
   `* * * * * ${COMPACT_FACET_COUNTS_TASK}`,
   `17 * * * * ${PRUNE_EVENTS_TASK}`,
+  `7 * * * * ${EXPIRING_TOKENS_TASK}`,
 ].join('\n');
 
 /** The payload of a job the crontab queued (graphile-worker adds `_cron`); nothing when queued by hand. */
