@@ -28,8 +28,10 @@ export async function startService(config: Config, logger: Logger, roles: { api:
   const core = await openCore(config, logger);
   let server: Server | undefined;
   let runner: Worker | undefined;
+  /** Run as the server stops, before it waits for its connections: what would hold one open (MCP notification streams). */
+  const beforeClose: (() => void)[] = [];
   try {
-    if (roles.api) server = await serveHttp(core, config);
+    if (roles.api) server = await serveHttp(core, config, beforeClose);
     const address = server?.address();
     // Without PUBLIC_URL, the links this service hands out point where it listens (the port may have been 0).
     if (!config.publicUrl && address && typeof address === 'object') core.app.publicUrl = `http://${config.host}:${address.port}`;
@@ -44,6 +46,7 @@ export async function startService(config: Config, logger: Logger, roles: { api:
     core,
     url: address && typeof address === 'object' ? `http://${config.host}:${address.port}` : undefined,
     async stop() {
+      for (const close of beforeClose) close();
       await closeServer(server);
       await runner?.stop();
       await core.close();
@@ -51,9 +54,11 @@ export async function startService(config: Config, logger: Logger, roles: { api:
   };
 }
 
-async function serveHttp(core: Core, config: Config): Promise<Server> {
+async function serveHttp(core: Core, config: Config, beforeClose: (() => void)[]): Promise<Server> {
   // The MCP server and the OpenAPI document are built once here, never per request.
-  const mcpServer = createMcpServer(core.operations, core.pipeline, principalOfHttpCall);
+  const mcpServer = createMcpServer(core.operations, core.pipeline, principalOfHttpCall, core.app.db);
+  const mcp = await connectMcpOverHttp(mcpServer, { db: core.app.db, logger: core.app.logger, rateLimitOf: (principal) => core.pipeline.rateLimitOf(principal) });
+  beforeClose.push(mcp.close);
   const publicUrl = () => core.app.publicUrl;
   const pages = express.Router();
   pages.use(sessionRoutes({ db: core.app.db, publicUrl }), connectPages(core.app), await dashboardPages(core.app));
@@ -66,7 +71,7 @@ async function serveHttp(core: Core, config: Config): Promise<Server> {
     operations: core.operations,
     pipeline: core.pipeline,
     openApiJson: JSON.stringify(openApiDocument(core.operations, VERSION)),
-    mcp: await connectMcpOverHttp(mcpServer, core.app.logger, (principal) => core.pipeline.rateLimitOf(principal)),
+    mcp,
     mcpGuard: mcpOriginGuard({
       bindHost: config.host,
       publicUrl,

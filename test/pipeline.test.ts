@@ -84,7 +84,7 @@ beforeAll(async () => {
     operations,
     pipeline,
     openApiJson: '{}',
-    mcp: await connectMcpOverHttp(createMcpServer(operations, pipeline, principalOfHttpCall), logger, (principal) => pipeline.rateLimitOf(principal)),
+    mcp: await connectMcpOverHttp(createMcpServer(operations, pipeline, principalOfHttpCall, db), { db, logger, rateLimitOf: (principal) => pipeline.rateLimitOf(principal) }),
     mcpGuard: mcpOriginGuard({ bindHost: '127.0.0.1', publicUrl: () => base, configuredPublicUrl: undefined, allowedOrigins: [] }),
   });
   server = app.listen(0, '127.0.0.1');

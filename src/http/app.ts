@@ -23,8 +23,8 @@ export interface HttpDependencies {
   pipeline: Pipeline;
   /** The OpenAPI document, serialized once. */
   openApiJson: string;
-  /** POST /mcp, from src/mcp. */
-  mcp: RequestHandler;
+  /** POST /mcp; GET /mcp (a session's notification stream) and DELETE /mcp (its end), from src/mcp. */
+  mcp: { post: RequestHandler; stream: RequestHandler; end: RequestHandler };
   /** What every request to /mcp passes first, before its key is read (src/mcp/http.ts: mcpOriginGuard). */
   mcpGuard: RequestHandler;
   /** TRUST_PROXY (src/config.ts). */
@@ -98,9 +98,11 @@ export function createHttpApp({ authenticateKey, authenticateSession, forgeryRef
   });
 
   app.use('/mcp', mcpGuard);
-  app.post('/mcp', authenticate('mcp'), readBody, mcp);
+  app.post('/mcp', authenticate('mcp'), readBody, mcp.post);
+  app.get('/mcp', authenticate('mcp'), mcp.stream);
+  app.delete('/mcp', authenticate('mcp'), mcp.end);
   app.all('/mcp', authenticate('mcp'), (_req, res) => {
-    res.set('allow', 'POST').status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this stateless server takes POST only' }, id: null });
+    res.set('allow', 'POST').status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: POST /mcp, and GET or DELETE with an Mcp-Session-Id' }, id: null });
   });
 
   if (pages) app.use(pages);

@@ -16,7 +16,9 @@ import { setRateLimitHeaders } from '../http/rate-limit-headers.js';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
 import type { RateLimitState } from '../registry/rate-limit.js';
+import type { Database } from '../db/index.js';
 import { invalidParams, type PrincipalOf } from './server.js';
+import { endSession, isSessionId, newSessionId, NotificationStreams } from './subscriptions.js';
 
 type Reply = (message: JSONRPCMessage | undefined) => void;
 
@@ -48,8 +50,8 @@ class RequestTransport implements Transport {
    * client can cancel only requests of its own HTTP request (ids are its own there); `abandon`, for a client
    * that went away, cancels what is still running, so nothing waits for an answer no one will read.
    */
-  exchange(messages: JSONRPCMessage[], principal: Principal): { answers: Promise<JSONRPCMessage[]>; abandon: () => void } {
-    const authInfo = { token: '', clientId: principal.kind, scopes: [], extra: { principal } };
+  exchange(messages: JSONRPCMessage[], principal: Principal, sessionId: string | undefined): { answers: Promise<JSONRPCMessage[]>; abandon: () => void } {
+    const authInfo = { token: '', clientId: principal.kind, scopes: [], extra: { principal, sessionId } };
     const ours = new Map<RequestId, number>();
     const replies: Promise<JSONRPCMessage | undefined>[] = [];
     for (const message of messages) {
@@ -159,12 +161,42 @@ export function mcpOriginGuard({ bindHost, publicUrl, configuredPublicUrl, allow
  * count against the rate limit (in the pipeline); the answer carries the RateLimit headers of the caller's
  * bucket as it stands after them (`rateLimitOf`).
  */
-export async function connectMcpOverHttp(server: Server, logger: Logger, rateLimitOf: (principal: Principal) => RateLimitState | undefined) {
+export async function connectMcpOverHttp(
+  server: Server,
+  { db, logger, rateLimitOf }: { db: Database; logger: Logger; rateLimitOf: (principal: Principal) => RateLimitState | undefined },
+) {
   const transport = new RequestTransport();
   server.onerror = (error) => logger.warn('MCP server error', { error });
   await server.connect(transport);
+  const streams = new NotificationStreams(db, logger);
+  /** The request's Mcp-Session-Id: undefined when absent, null when it is not one a server could have given. */
+  const sessionOf = (req: Request) => {
+    const header = req.header('mcp-session-id');
+    return header === undefined ? undefined : isSessionId(header) ? header : null;
+  };
+  const noSession = (res: Response) =>
+    rpcError(res, 405, -32000, 'Method not allowed without a session: initialize over POST /mcp, then send the Mcp-Session-Id it answered').set('allow', 'POST');
 
-  return async (req: Request, res: Response) => {
+  /**
+   * GET /mcp with a session: the server-to-client stream, where the session's subscribed resources are announced
+   * (notifications/resources/updated). Without one, 405: a client that subscribed to nothing needs no stream.
+   */
+  const stream = async (req: Request, res: Response) => {
+    const sessionId = sessionOf(req);
+    if (sessionId === null) return rpcError(res, 400, -32000, 'Bad request: Mcp-Session-Id must be visible ASCII characters');
+    if (!sessionId) return noSession(res);
+    if (!/text\/event-stream|\*\/\*/.test(req.header('accept') ?? '')) return rpcError(res, 406, -32000, 'Not acceptable: GET /mcp answers text/event-stream');
+    await streams.open(sessionId, res.locals.principal as Principal, res);
+  };
+  /** DELETE /mcp with a session: its subscriptions end (the client is done with the session). */
+  const end = async (req: Request, res: Response) => {
+    const sessionId = sessionOf(req);
+    if (!sessionId) return noSession(res);
+    await endSession(db, sessionId, res.locals.principal as Principal);
+    res.status(200).end();
+  };
+
+  const post = async (req: Request, res: Response) => {
     const version = req.header('mcp-protocol-version');
     if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
       return rpcError(res, 400, -32000, `Unsupported MCP protocol version ${version}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`);
@@ -180,7 +212,14 @@ export async function connectMcpOverHttp(server: Server, logger: Logger, rateLim
     }
     if (!uniqueIds(messages)) return rpcError(res, 400, -32600, 'Invalid request: request ids must be unique within a batch');
     const principal = res.locals.principal as Principal;
-    const { answers: pending, abandon } = transport.exchange(messages, principal);
+    let sessionId = sessionOf(req);
+    if (sessionId === null) return rpcError(res, 400, -32000, 'Bad request: Mcp-Session-Id must be visible ASCII characters');
+    // A session is handed out at initialize; it costs nothing unless the client subscribes (src/mcp/subscriptions.ts).
+    if (!sessionId && messages.some((message) => isJSONRPCRequest(message) && message.method === 'initialize')) {
+      sessionId = newSessionId();
+      res.set('mcp-session-id', sessionId);
+    }
+    const { answers: pending, abandon } = transport.exchange(messages, principal, sessionId);
     res.once('close', abandon);
     const answers = await pending;
     if (res.destroyed) return;
@@ -188,4 +227,5 @@ export async function connectMcpOverHttp(server: Server, logger: Logger, rateLim
     if (answers.length === 0) return res.status(202).end();
     return res.json(batch ? answers : answers[0]);
   };
+  return { post, stream, end, close: () => streams.closeAll() };
 }

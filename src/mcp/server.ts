@@ -4,17 +4,24 @@ import {
   ErrorCode,
   InitializeRequestSchema,
   isJSONRPCRequest,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   PingRequestSchema,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
   type CallToolResult,
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { Database } from '../db/index.js';
 import type { Principal } from '../registry/context.js';
 import { declaredErrors, type Operation } from '../registry/operation.js';
 import type { Pipeline } from '../registry/pipeline.js';
+import { EVENTS_URI, isResourceUri, SCHEDULE_URI_TEMPLATE, scheduleIdOf, subscribe, unsubscribe } from './subscriptions.js';
 
 export const SERVER_INFO = { name: 'postwise', version: '0.1.0' };
 
@@ -50,11 +57,81 @@ export function toolsOf(operations: readonly Operation[]): Tool[] {
  * answer is the REST body: as `structuredContent` and as JSON text, or, for an error, the same
  * `{ code, message }` with `isError: true`.
  */
-export function createMcpServer(operations: readonly Operation[], pipeline: Pipeline, principalOf: PrincipalOf): Server {
+export function createMcpServer(operations: readonly Operation[], pipeline: Pipeline, principalOf: PrincipalOf, db: Database): Server {
   const tools = toolsOf(operations);
   // Only the listed tools can be called: an internal operation's name is as unknown as a name nothing has.
   const byName = new Map(tools.map((tool) => [tool.name, operations.find((operation) => operation.id === tool.name)!]));
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } } });
+  const operation = (id: string) => operations.find((candidate) => candidate.id === id)!;
+
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    resources: [
+      {
+        uri: EVENTS_URI,
+        name: 'events',
+        title: 'The workspace\'s events',
+        description:
+          'Every change that matters (the listEvents tool\'s feed). Subscribe to be told, on the stream GET /mcp opens, each time events are ' +
+          'written; read it for the events of the last 24 hours, or page the feed with listEvents and a cursor (which always works).',
+        mimeType: 'application/json',
+      },
+    ],
+  }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [
+      {
+        uriTemplate: SCHEDULE_URI_TEMPLATE,
+        name: 'schedule',
+        title: 'A schedule, inside its post',
+        description: 'What getSchedule answers for it. Subscribe to be told when it is scheduled, publishing, published, failed, retried or deleted.',
+        mimeType: 'application/json',
+      },
+    ],
+  }));
+  /** The principal of a resource request, and the session it came in, or the protocol error to throw. */
+  const caller = async (extra: { authInfo?: { extra?: Record<string, unknown> } }) => {
+    const principal = await principalOf(extra.authInfo);
+    if (!principal) throw Object.assign(new Error('A valid API key is required'), { code: ErrorCode.InvalidRequest });
+    return { principal, sessionId: extra.authInfo?.extra?.sessionId as string | undefined };
+  };
+  const unknownResource = (uri: string) => Object.assign(new Error(`Resource not found: ${uri}`), { code: -32002, data: { uri } });
+  /** The post of a schedule of this workspace, or undefined. */
+  const postOf = async (principal: Principal, scheduleId: string) =>
+    (await db<{ postId: string }[]>`SELECT post_id FROM schedules WHERE id = ${scheduleId} AND organization_id = ${principal.workspaceId}`)[0]?.postId;
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    const { principal } = await caller(extra);
+    const { uri } = request.params;
+    const scheduleId = scheduleIdOf(uri);
+    const postId = scheduleId && (await postOf(principal, scheduleId));
+    if (uri !== EVENTS_URI && !postId) throw unknownResource(uri);
+    // Read through the pipeline, as the tools are: the same rate limit, the same answers.
+    const outcome = postId
+      ? await pipeline.run({ operation: operation('getSchedule'), principal, surface: 'mcp', input: { kind: 'arguments', value: { id: scheduleId, postId } } })
+      : await pipeline.run({
+          operation: operation('listEvents'),
+          principal,
+          surface: 'mcp',
+          input: { kind: 'arguments', value: { since: new Date(Date.now() - 86_400_000).toISOString(), limit: 100 } },
+        });
+    if (!outcome.ok) throw Object.assign(new Error(`${outcome.body.code}: ${outcome.body.message}`), { code: ErrorCode.InvalidRequest });
+    return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(outcome.body) }] };
+  });
+  const subscription = (change: typeof subscribe) => async (request: { params: { uri: string } }, extra: { authInfo?: { extra?: Record<string, unknown> } }) => {
+    const { principal, sessionId } = await caller(extra);
+    const { uri } = request.params;
+    if (!sessionId) {
+      throw Object.assign(new Error('Subscriptions need a session: send the Mcp-Session-Id this server gave at initialize (over Streamable HTTP), and open GET /mcp to receive notifications'), {
+        code: ErrorCode.InvalidRequest,
+      });
+    }
+    const scheduleId = scheduleIdOf(uri);
+    if (!isResourceUri(uri) || (scheduleId && !(await postOf(principal, scheduleId)))) throw unknownResource(uri);
+    await change(db, sessionId, principal, uri);
+    return {};
+  };
+  server.setRequestHandler(SubscribeRequestSchema, subscription(subscribe));
+  server.setRequestHandler(UnsubscribeRequestSchema, subscription(unsubscribe));
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -81,7 +158,17 @@ export function createMcpServer(operations: readonly Operation[], pipeline: Pipe
 
 /** The requests this server answers, each with the SDK's own schema for it. */
 const requestSchemas = new Map<string, z.ZodType>(
-  [InitializeRequestSchema, PingRequestSchema, ListToolsRequestSchema, CallToolRequestSchema].map((schema) => [schema.shape.method.value, schema]),
+  [
+    InitializeRequestSchema,
+    PingRequestSchema,
+    ListToolsRequestSchema,
+    CallToolRequestSchema,
+    ListResourcesRequestSchema,
+    ListResourceTemplatesRequestSchema,
+    ReadResourceRequestSchema,
+    SubscribeRequestSchema,
+    UnsubscribeRequestSchema,
+  ].map((schema) => [schema.shape.method.value, schema]),
 );
 
 /**

@@ -20,7 +20,7 @@ if (!apiKey) {
 const config = orExit(loadConfig);
 const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
 const core = await openCore(config, logger).catch(exitOnStartupFailure);
-const server = createMcpServer(core.operations, core.pipeline, () => core.authenticate(apiKey));
+const server = createMcpServer(core.operations, core.pipeline, () => core.authenticate(apiKey), core.app.db);
 const transport = new StdioServerTransport();
 
 let closing = false;

@@ -7,12 +7,14 @@ import { CronPayload } from './jobs.js';
 const BATCH = 5_000;
 
 /**
- * Deletes the events older than EVENT_RETENTION_DAYS (queued each hour by the worker's crontab, src/worker/jobs.ts).
- * Running it twice, or at once in two workers, deletes each row once.
+ * Deletes the events older than EVENT_RETENTION_DAYS (queued each hour by the worker's crontab, src/worker/jobs.ts),
+ * and MCP subscriptions not renewed for as long (a client that went away without ending its session). Running it
+ * twice, or at once in two workers, deletes each row once.
  */
 export function pruneEventsTask(app: AppContext): Task {
   return async (payload) => {
     CronPayload.parse(payload ?? {});
+    await app.db`DELETE FROM mcp_subscriptions WHERE created_at < now() - ${EVENT_RETENTION_DAYS} * interval '1 day'`;
     for (;;) {
       const deleted = await app.db`
         DELETE FROM events WHERE seq IN (

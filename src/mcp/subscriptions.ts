@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import type { Response } from 'express';
+import type { Database } from '../db/index.js';
+import type { Logger } from '../logger.js';
+import type { Principal } from '../registry/context.js';
+
+/**
+ * MCP resource subscriptions over Streamable HTTP (docs/mcp.md#subscriptions). The server stays stateless for every
+ * request: a session id handed out at `initialize` only names what a client subscribed to (rows of
+ * mcp_subscriptions, so any API process can take a subscribe) and the server-to-client stream the client opens with
+ * GET /mcp. The process holding a stream reads the events feed every POLL_MS for the workspaces it streams to and sends
+ * `notifications/resources/updated` for each subscribed resource an event touched.
+ */
+
+/** The workspace's event stream: updated by every event. */
+export const EVENTS_URI = 'postwise://events';
+/** One schedule: updated by each of its schedule.* events. */
+export const SCHEDULE_URI_TEMPLATE = 'postwise://schedules/{id}';
+const SCHEDULE_URI = /^postwise:\/\/schedules\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+export const scheduleIdOf = (uri: string): string | undefined => SCHEDULE_URI.exec(uri)?.[1];
+export const isResourceUri = (uri: string): boolean => uri === EVENTS_URI || scheduleIdOf(uri) !== undefined;
+
+export const newSessionId = (): string => `mcp_${randomBytes(18).toString('base64url')}`;
+/** Visible ASCII, as the specification asks of a session id; bounded, since it is stored. */
+export const isSessionId = (value: string): boolean => /^[\x21-\x7e]{1,128}$/.test(value);
+
+/** Who may use a session's subscriptions: the key (or member) that made them, in its workspace. */
+const holderOf = (principal: Principal): string => (principal.kind === 'apiKey' ? `key:${principal.keyId}` : `user:${principal.userId}`);
+
+export async function subscribe(db: Database, sessionId: string, principal: Principal, uri: string): Promise<void> {
+  await db`
+    INSERT INTO mcp_subscriptions (session_id, uri, organization_id, holder)
+    VALUES (${sessionId}, ${uri}, ${principal.workspaceId}, ${holderOf(principal)})
+    ON CONFLICT (session_id, uri) DO UPDATE SET created_at = now()
+    WHERE mcp_subscriptions.holder = EXCLUDED.holder`;
+}
+
+export async function unsubscribe(db: Database, sessionId: string, principal: Principal, uri: string): Promise<void> {
+  await db`DELETE FROM mcp_subscriptions WHERE session_id = ${sessionId} AND uri = ${uri} AND holder = ${holderOf(principal)}`;
+}
+
+/** DELETE /mcp: the session's subscriptions end. */
+export async function endSession(db: Database, sessionId: string, principal: Principal): Promise<void> {
+  await db`DELETE FROM mcp_subscriptions WHERE session_id = ${sessionId} AND holder = ${holderOf(principal)}`;
+}
+
+const POLL_MS = 500;
+/** A comment line now and then keeps proxies from closing an idle stream. */
+const KEEPALIVE_MS = 25_000;
+
+interface Stream {
+  sessionId: string;
+  workspaceId: string;
+  holder: string;
+  res: Response;
+}
+
+/** The server-to-client streams open on this process, and the feed reader that serves them while any is open. */
+export class NotificationStreams {
+  private readonly streams = new Set<Stream>();
+  private position: { tx: string; seq: string } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private keepalive: NodeJS.Timeout | undefined;
+  private polling = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Serves GET /mcp: an SSE stream of notifications for `sessionId`'s subscriptions, until the client goes. */
+  async open(sessionId: string, principal: Principal, res: Response): Promise<void> {
+    if (this.streams.size === 0) await this.start();
+    const stream: Stream = { sessionId, workspaceId: principal.workspaceId, holder: holderOf(principal), res };
+    this.streams.add(stream);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'mcp-session-id': sessionId });
+    res.write(': subscribed resources are announced here\n\n');
+    res.once('close', () => {
+      this.streams.delete(stream);
+      if (this.streams.size === 0) this.stop();
+    });
+  }
+
+  /** Ends every stream (the server is stopping). */
+  closeAll(): void {
+    for (const stream of this.streams) stream.res.end();
+    this.streams.clear();
+    this.stop();
+  }
+
+  private async start(): Promise<void> {
+    // From now on: a stream announces changes made while it is open.
+    const [latest] = await this.db<{ tx: string; seq: string }[]>`
+      SELECT tx::text, seq::text FROM events WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, seq DESC LIMIT 1`;
+    this.position = latest ?? { tx: '0', seq: '0' };
+    this.timer = setInterval(() => void this.poll(), POLL_MS);
+    this.keepalive = setInterval(() => this.streams.forEach((stream) => stream.res.write(': keepalive\n\n')), KEEPALIVE_MS);
+  }
+
+  private stop(): void {
+    clearInterval(this.timer);
+    clearInterval(this.keepalive);
+    this.timer = this.keepalive = undefined;
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling || this.streams.size === 0 || !this.position) return;
+    this.polling = true;
+    try {
+      const workspaces = [...new Set([...this.streams].map((stream) => stream.workspaceId))];
+      const sessions = [...new Set([...this.streams].map((stream) => stream.sessionId))];
+      const events = await this.db<{ tx: string; seq: string; organizationId: string; type: string; resourceId: string }[]>`
+        SELECT e.tx::text, e.seq::text, e.organization_id, e.type, e.resource_id FROM events e
+        WHERE e.organization_id = ANY(${workspaces}::uuid[]) AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+          AND (e.tx, e.seq) > (${this.position.tx}::xid8, ${this.position.seq}::bigint)
+        ORDER BY e.tx, e.seq LIMIT 1000`;
+      if (events.length === 0) return;
+      this.position = { tx: events.at(-1)!.tx, seq: events.at(-1)!.seq };
+      const subscriptions = await this.db<{ sessionId: string; uri: string; holder: string }[]>`
+        SELECT session_id, uri, holder FROM mcp_subscriptions WHERE session_id = ANY(${sessions})`;
+      for (const stream of this.streams) {
+        const wanted = new Set(subscriptions.filter((row) => row.sessionId === stream.sessionId && row.holder === stream.holder).map((row) => row.uri));
+        if (wanted.size === 0) continue;
+        const updated = new Set<string>();
+        for (const event of events) {
+          if (event.organizationId !== stream.workspaceId) continue;
+          if (wanted.has(EVENTS_URI)) updated.add(EVENTS_URI);
+          const schedule = `postwise://schedules/${event.resourceId}`;
+          if (event.type.startsWith('schedule.') && wanted.has(schedule)) updated.add(schedule);
+        }
+        for (const uri of updated) {
+          stream.res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })}\n\n`);
+        }
+      }
+    } catch (error) {
+      this.logger.warn('reading events for MCP notifications failed; trying again', { error });
+    } finally {
+      this.polling = false;
+    }
+  }
+}

@@ -1,0 +1,120 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectThroughForm, createAccount } from './support/bluesky.js';
+import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
+
+/**
+ * MCP resource subscriptions with the official SDK client over Streamable HTTP: the session handed out at initialize,
+ * the GET stream the client opens, and `notifications/resources/updated` for a subscribed schedule as the worker
+ * publishes it to a real PDS; the events resource; the 404 rule for resources; a session's end.
+ */
+
+let service: TestService;
+let ws: Workspace;
+let sql: postgres.Sql;
+let channel: string;
+
+beforeAll(async () => {
+  service = await startTestService({}, { api: true, worker: true });
+  ws = await service.workspace({ plan: 'business' });
+  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {} });
+  channel = await connectThroughForm(service.api, ws.apiKey, await createAccount());
+}, 60_000);
+afterAll(async () => {
+  await sql?.end();
+  await service?.stop();
+});
+
+async function connectClient(key = ws.apiKey) {
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${service.base}/mcp`), { requestInit: { headers: { 'x-api-key': key } } });
+  const updated: string[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updated.push(notification.params.uri));
+  await client.connect(transport);
+  return { client, transport, updated };
+}
+
+/** A post due in `seconds` on the test's Bluesky channel; its one schedule's id. */
+async function dueIn(content: string, seconds: number) {
+  const created = await call(`${service.api}/posts`, {
+    method: 'POST',
+    key: ws.apiKey,
+    body: { rows: [{ content, scheduledAt: new Date(Date.now() + seconds * 1000).toISOString() }], shared: { selectedIntegrations: [channel] }, postAction: 'SCHEDULED_TIME' },
+  });
+  expect(created.status, created.text).toBe(201);
+  const [schedule] = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId}`;
+  return schedule!.id;
+}
+
+describe('MCP resource subscriptions', () => {
+  it('tells a subscribed client on its stream as its schedule is published, and the events resource as anything happens', async () => {
+    const { client, transport, updated } = await connectClient();
+    try {
+      expect(client.getServerCapabilities()?.resources).toEqual({ subscribe: true, listChanged: false });
+      expect(transport.sessionId).toMatch(/^mcp_[\w-]+$/);
+      expect((await client.listResources()).resources.map((resource) => resource.uri)).toEqual(['postwise://events']);
+      expect((await client.listResourceTemplates()).resourceTemplates.map((template) => template.uriTemplate)).toEqual(['postwise://schedules/{id}']);
+
+      const watched = await dueIn('Watched over MCP', 2);
+      const unwatched = await dueIn('Not watched', 2);
+      await client.subscribeResource({ uri: `postwise://schedules/${watched}` });
+      await client.subscribeResource({ uri: 'postwise://events' });
+
+      const read = async () => JSON.parse(((await client.readResource({ uri: `postwise://schedules/${watched}` })).contents[0] as { text: string }).text);
+      const published = await eventually(read, (post) => post.schedules[0].status === 'PUBLISHED', 20_000);
+      expect(published.schedules[0]).toMatchObject({ id: watched, status: 'PUBLISHED', platformPostId: expect.stringMatching(/^at:\/\//) });
+      await eventually(async () => updated, (uris) => uris.includes(`postwise://schedules/${watched}`) && uris.includes('postwise://events'), 5000);
+      expect(updated).toContain(`postwise://schedules/${watched}`);
+      expect(updated).toContain('postwise://events');
+      expect(updated).not.toContain(`postwise://schedules/${unwatched}`);
+
+      // The events resource reads as the feed of the last day.
+      const events = JSON.parse(((await client.readResource({ uri: 'postwise://events' })).contents[0] as { text: string }).text);
+      expect(events.items.some((event: { type: string; data: { id: string } }) => event.type === 'schedule.published' && event.data.id === watched)).toBe(true);
+
+      // Unsubscribed: no more news of it.
+      await client.unsubscribeResource({ uri: `postwise://schedules/${watched}` });
+      const seen = updated.length;
+      await call(`${service.api}/schedules/${watched}`, { method: 'DELETE', key: ws.apiKey });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(updated.slice(seen)).not.toContain(`postwise://schedules/${watched}`);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('keeps the 404 rule for resources, and ends a session\'s subscriptions on DELETE /mcp', async () => {
+    const other = await service.workspace({ plan: 'business' });
+    const foreign = await (async () => {
+      const sky = (await other.admin('createIntegration', { platform: 'LINKEDIN', name: 'Theirs' })).id;
+      const created = await call(`${service.api}/posts`, { method: 'POST', key: other.apiKey, body: { rows: [{ content: 'Theirs' }], shared: { selectedIntegrations: [sky] }, postAction: 'DRAFT' } });
+      return (await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId}`)[0]!.id;
+    })();
+    const { client, transport } = await connectClient();
+    try {
+      for (const uri of [`postwise://schedules/${foreign}`, 'postwise://schedules/00000000-0000-4000-8000-000000000000', 'postwise://nothing']) {
+        await expect(client.subscribeResource({ uri })).rejects.toMatchObject({ code: -32002 });
+        await expect(client.readResource({ uri })).rejects.toMatchObject({ code: -32002 });
+      }
+      await client.subscribeResource({ uri: 'postwise://events' });
+      const session = transport.sessionId!;
+      expect(await sql`SELECT 1 FROM mcp_subscriptions WHERE session_id = ${session}`).toHaveLength(1);
+      await transport.terminateSession();
+      expect(await sql`SELECT 1 FROM mcp_subscriptions WHERE session_id = ${session}`).toHaveLength(0);
+    } finally {
+      await client.close();
+    }
+
+    // Without a session (a plain JSON-RPC client), a subscribe is refused with the reason; GET /mcp stays 405.
+    const plain = await call(`${service.base}/mcp`, {
+      method: 'POST',
+      key: ws.apiKey,
+      body: { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'postwise://events' } },
+    });
+    expect(plain.json.error.message).toMatch(/Subscriptions need a session/);
+    expect((await call(`${service.base}/mcp`, { key: ws.apiKey, headers: { accept: 'text/event-stream' } })).status).toBe(405);
+  });
+});
