@@ -208,7 +208,7 @@ describe('webhooks', () => {
       (items) => items[0]?.enabled === false,
       10_000,
     );
-    expect(disabled.disabledReason).toMatch(/^Every delivery failed for 3 days \(the last: 127\.0\.0\.1:\d+ could not be reached \(ECONNREFUSED\)\.\)/);
+    expect(disabled.disabledReason).toMatch(/^Every delivery failed for 3 days \(the last: 127\.0\.0\.1:\d+ could not be reached \(ECONNREFUSED\)\); enable it again once it answers$/);
     const events = (await eventually(() => rest(`/events?type=endpoint.disabled&resourceId=${endpoint.id}`), (page) => page.json.items.length > 0)).json.items;
     expect(events.map((event: any) => [event.type, event.data.enabled])).toEqual([['endpoint.disabled', false]]);
     // Its queued delivery is given up; nothing more is sent until it is enabled again.

@@ -4,6 +4,7 @@ import { getSession, signOut, type Session } from './auth.js';
 import { Layout, PublicLayout } from './components/layout.js';
 import { Loading } from './components/page.js';
 import { ApiKeysPage } from './pages/api-keys.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import { CalendarPage } from './pages/calendar.js';
 import { ChannelsPage } from './pages/channels.js';
 import { ComposePage } from './pages/compose.js';
@@ -123,6 +124,8 @@ export function App() {
         <UsagePage {...props} />
       ) : path === '/settings/api-keys' ? (
         <ApiKeysPage {...props} />
+      ) : path === '/settings/webhooks' ? (
+        <WebhooksPage {...props} />
       ) : path === '/settings/members' ? (
         <MembersPage {...props} />
       ) : path === '/settings/workspace' ? (

@@ -25,6 +25,7 @@ export const DASHBOARD_PAGES = [
   '/channels',
   '/usage',
   '/settings/api-keys',
+  '/settings/webhooks',
   '/settings/members',
   '/settings/workspace',
 ];

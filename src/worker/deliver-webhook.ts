@@ -125,7 +125,7 @@ export function deliverWebhookTask(app: AppContext): Task {
       await db.begin(async (tx) => {
         await tx`
           UPDATE webhook_endpoints SET enabled = false, updated_at = now(),
-            disabled_reason = ${`Every delivery failed for ${days} days (the last: ${outcome.error ?? `HTTP ${outcome.status}`}); enable it again once it answers`}
+            disabled_reason = ${`Every delivery failed for ${days} days (the last: ${(outcome.error ?? `HTTP ${outcome.status}`).replace(/\.$/, '')}); enable it again once it answers`}
           WHERE id = ${delivery.endpointId}`;
         const [shown] = await selectEndpoints(tx, delivery.organizationId, delivery.endpointId);
         await recordEvents(tx, delivery.organizationId, [{ type: 'endpoint.disabled', resourceId: delivery.endpointId, data: shown }]);

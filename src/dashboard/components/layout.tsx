@@ -10,6 +10,7 @@ const NAVIGATION = [
   { href: '/channels', label: 'Channels' },
   { href: '/usage', label: 'Usage' },
   { href: '/settings/api-keys', label: 'Developer API' },
+  { href: '/settings/webhooks', label: 'Webhooks' },
   { href: '/settings/members', label: 'Members' },
   { href: '/settings/workspace', label: 'Settings' },
 ];

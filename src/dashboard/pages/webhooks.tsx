@@ -1,0 +1,333 @@
+import { useRef, useState } from 'preact/hooks';
+import { api, call, errorFor, formError, type Schema } from '../api.js';
+import type { PageProps } from '../app.js';
+import { CopyField } from '../components/copy-field.js';
+import { ConfirmDialog } from '../components/dialog.js';
+import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
+import { Loading, Page, refocusIfLost } from '../components/page.js';
+import { formatDateTime } from '../format.js';
+import { useAction, useLoad } from '../hooks.js';
+
+type Endpoint = Schema<'WebhookEndpoint'>;
+type EventType = Endpoint['eventTypes'][number];
+type Delivery = Schema<'WebhookDelivery'>;
+
+/** Every event type, as the API lists them (docs/events.md). */
+const EVENT_TYPES: EventType[] = [
+  'post.created',
+  'post.updated',
+  'post.deleted',
+  'schedule.scheduled',
+  'schedule.rescheduled',
+  'schedule.publishing',
+  'schedule.published',
+  'schedule.failed',
+  'schedule.retrying',
+  'schedule.deleted',
+  'integration.connected',
+  'integration.disconnected',
+  'integration.error',
+  'integration.token_expiring',
+  'upload.completed',
+  'endpoint.disabled',
+];
+
+/** Webhooks: endpoints that receive the workspace's events, signed; their delivery logs; endpoints disabled for failing. */
+export function WebhooksPage(_props: PageProps) {
+  const endpoints = useLoad(() => call(api.GET('/webhooks')));
+  const [secret, setSecret] = useState<{ url: string; secret: string; rotated: boolean }>();
+  const [deleting, setDeleting] = useState<Endpoint>();
+  const [viewing, setViewing] = useState<Endpoint>();
+  const change = useAction();
+  const remove = useAction();
+  const disabled = endpoints.data?.filter((endpoint) => !endpoint.enabled) ?? [];
+
+  const toggle = async (endpoint: Endpoint) => {
+    const result = await change.run(() => call(api.PATCH('/webhooks/{id}', { params: { path: { id: endpoint.id } }, body: { enabled: !endpoint.enabled } })));
+    if (result.ok) await endpoints.reload();
+  };
+  const rotate = async (endpoint: Endpoint) => {
+    const result = await change.run(() => call(api.POST('/webhooks/{id}/rotate-secret', { params: { path: { id: endpoint.id } } })));
+    if (!result.ok) return;
+    setSecret({ url: result.data.url, secret: result.data.secret, rotated: true });
+    await endpoints.reload();
+  };
+  const confirmDelete = async () => {
+    if (!deleting) return;
+    const result = await remove.run(() => call(api.DELETE('/webhooks/{id}', { params: { path: { id: deleting.id } } })));
+    if (!result.ok) return;
+    if (viewing?.id === deleting.id) setViewing(undefined);
+    setDeleting(undefined);
+    await endpoints.reload();
+    refocusIfLost('endpoints');
+  };
+
+  return (
+    <Page
+      title="Webhooks"
+      intro="Endpoints of yours that receive this workspace's events as signed POST requests (Standard Webhooks), so that nothing needs to poll."
+    >
+      {disabled.length > 0 && (
+        <div class="callout" role="status">
+          <p class="warning">
+            <strong>
+              {disabled.length === 1 ? 'An endpoint is disabled' : `${disabled.length} endpoints are disabled`}: nothing is sent to{' '}
+              {disabled.length === 1 ? 'it' : 'them'}.
+            </strong>
+          </p>
+          <ul>
+            {disabled.map((endpoint) => (
+              <li key={endpoint.id}>
+                <code>{endpoint.url}</code>: {endpoint.disabledReason ?? 'Disabled'}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <section aria-labelledby="create-endpoint">
+        <h2 id="create-endpoint">Add an endpoint</h2>
+        {secret ? (
+          <NewSecret shown={secret} onDone={() => setSecret(undefined)} />
+        ) : (
+          <CreateEndpointForm
+            onCreated={async (created) => {
+              setSecret({ url: created.url, secret: created.secret, rotated: false });
+              await endpoints.reload();
+            }}
+          />
+        )}
+      </section>
+      <section aria-labelledby="endpoints">
+        <h2 id="endpoints">Endpoints</h2>
+        <ErrorMessage message={endpoints.error?.message ?? change.error?.message} />
+        {!endpoints.data && !endpoints.error && <Loading what="the endpoints" />}
+        {endpoints.data && endpoints.data.length === 0 && <p>No endpoints yet.</p>}
+        {endpoints.data && endpoints.data.length > 0 && (
+          <table class="responsive">
+            <caption class="visually-hidden">Webhook endpoints of the workspace, oldest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">URL</th>
+                <th scope="col">Events</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {endpoints.data.map((endpoint) => (
+                <tr key={endpoint.id}>
+                  <th scope="row" data-label="URL">
+                    <code>{endpoint.url}</code>
+                    {endpoint.description && <span class="hint"> {endpoint.description}</span>}
+                  </th>
+                  <td data-label="Events">
+                    {endpoint.eventTypes.length
+                      ? endpoint.eventTypes.map((type, index) => (
+                          <span key={type}>
+                            {index > 0 && ', '}
+                            <code class="unbroken">{type}</code>
+                          </span>
+                        ))
+                      : 'Every event'}
+                  </td>
+                  <td data-label="Status">
+                    <span class={`badge ${endpoint.enabled ? 'active' : 'revoked'}`}>{endpoint.enabled ? 'Enabled' : 'Disabled'}</span>
+                    {endpoint.enabled && endpoint.failingSince && <span class="hint"> Failing since {formatDateTime(endpoint.failingSince)}</span>}
+                  </td>
+                  <td data-label="Created">{formatDateTime(endpoint.createdAt)}</td>
+                  <td data-label="Actions">
+                    <button type="button" onClick={() => setViewing(endpoint)}>
+                      Deliveries<span class="visually-hidden"> to {endpoint.url}</span>
+                    </button>{' '}
+                    <button type="button" onClick={() => void toggle(endpoint)} disabled={change.busy}>
+                      {endpoint.enabled ? 'Disable' : 'Enable'}
+                      <span class="visually-hidden"> {endpoint.url}</span>
+                    </button>{' '}
+                    <button type="button" onClick={() => void rotate(endpoint)} disabled={change.busy}>
+                      Rotate secret<span class="visually-hidden"> of {endpoint.url}</span>
+                    </button>{' '}
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() => {
+                        remove.clearError();
+                        setDeleting(endpoint);
+                      }}
+                    >
+                      Delete<span class="visually-hidden"> {endpoint.url}</span>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      {viewing && <Deliveries key={viewing.id} endpoint={viewing} />}
+      <ConfirmDialog
+        open={!!deleting}
+        title="Delete this endpoint?"
+        confirmLabel="Delete endpoint"
+        busyLabel="Deleting…"
+        busy={remove.busy}
+        error={remove.error?.message}
+        fallbackFocus="endpoints"
+        onConfirm={confirmDelete}
+        onCancel={() => setDeleting(undefined)}
+      >
+        <p>
+          Nothing more is sent to <code>{deleting?.url}</code>; its queued deliveries and its delivery log go with it.
+        </p>
+      </ConfirmDialog>
+    </Page>
+  );
+}
+
+function CreateEndpointForm({ onCreated }: { onCreated: (created: Schema<'WebhookEndpointWithSecret'>) => Promise<void> }) {
+  const form = useRef<HTMLFormElement>(null);
+  const [url, setUrl] = useState('');
+  const [description, setDescription] = useState('');
+  const [types, setTypes] = useState<EventType[]>([]);
+  const create = useAction();
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (create.busy) return;
+    const result = await create.run(() =>
+      call(api.POST('/webhooks', { body: { url: url.trim(), eventTypes: types, ...(description.trim() && { description: description.trim() }) } })),
+    );
+    if (!result.ok) return focusFirstInvalid(form.current);
+    setUrl('');
+    setDescription('');
+    setTypes([]);
+    await onCreated(result.data);
+  };
+
+  return (
+    <form ref={form} onSubmit={submit} aria-busy={create.busy ? 'true' : undefined}>
+      <Field
+        label="URL"
+        name="url"
+        type="url"
+        value={url}
+        onInput={setUrl}
+        required
+        hint="Where the events are POSTed: a public http or https address; redirects are not followed."
+        error={errorFor(create.error, 'url')}
+      />
+      <Field label="Description" name="description" value={description} onInput={setDescription} hint="What receives them, for the people who read this page." error={errorFor(create.error, 'description')} />
+      <fieldset>
+        <legend>Events to send</legend>
+        <p class="hint" id="event-types-hint">
+          None ticked: every event, including types added later.
+        </p>
+        {EVENT_TYPES.map((type) => (
+          <label key={type} class="checkbox">
+            <input
+              type="checkbox"
+              name="eventTypes"
+              value={type}
+              checked={types.includes(type)}
+              aria-describedby="event-types-hint"
+              onChange={(event) => {
+                const checked = (event.currentTarget as HTMLInputElement).checked;
+                setTypes((current) => (checked ? [...current, type] : current.filter((other) => other !== type)));
+              }}
+            />{' '}
+            <code>{type}</code>
+          </label>
+        ))}
+      </fieldset>
+      <ErrorMessage message={formError(create.error, ['url', 'description'])} />
+      <SubmitButton busy={create.busy} busyLabel="Adding…">
+        Add endpoint
+      </SubmitButton>
+    </form>
+  );
+}
+
+/** The signing secret, this once. */
+function NewSecret({ shown, onDone }: { shown: { url: string; secret: string; rotated: boolean }; onDone: () => void }) {
+  return (
+    <div class="callout">
+      <p class="warning">
+        <strong>Copy this signing secret now: it will not be shown again.</strong> Your receiver verifies each delivery with it (any Standard Webhooks
+        library does).{shown.rotated ? ' The previous secret keeps signing too for 24 hours, while your receiver moves to this one.' : ''}
+      </p>
+      <CopyField label={`Signing secret for ${shown.url}`} value={shown.secret} autoFocus />
+      <button type="button" onClick={onDone}>
+        I have copied it
+      </button>
+    </div>
+  );
+}
+
+/** An endpoint's delivery log, newest first, with a way to send any delivery again. */
+function Deliveries({ endpoint }: { endpoint: Endpoint }) {
+  const deliveries = useLoad(() => call(api.GET('/webhooks/{id}/deliveries', { params: { path: { id: endpoint.id }, query: { limit: 50 } } })));
+  const redeliver = useAction();
+  const again = async (delivery: Delivery) => {
+    const result = await redeliver.run(() =>
+      call(api.POST('/webhooks/{id}/deliveries/{deliveryId}/redeliver', { params: { path: { id: endpoint.id, deliveryId: delivery.id } } })),
+    );
+    if (result.ok) await deliveries.reload();
+  };
+  const lastOf = (delivery: Delivery) => {
+    const last = delivery.attempts.at(-1);
+    if (!last) return 'Not sent yet';
+    return last.responseStatus !== null ? `HTTP ${last.responseStatus} in ${last.durationMs} ms` : (last.error ?? 'No answer');
+  };
+  return (
+    <section aria-labelledby="deliveries">
+      <h2 id="deliveries">
+        Deliveries to <code>{endpoint.url}</code>
+      </h2>
+      <button type="button" onClick={() => void deliveries.reload()}>
+        Refresh
+      </button>
+      <ErrorMessage message={deliveries.error?.message ?? redeliver.error?.message} />
+      {!deliveries.data && !deliveries.error && <Loading what="the deliveries" />}
+      {deliveries.data && deliveries.data.items.length === 0 && <p>Nothing sent to it yet.</p>}
+      {deliveries.data && deliveries.data.items.length > 0 && (
+        <table class="responsive">
+          <caption class="visually-hidden">Deliveries to the endpoint, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Event</th>
+              <th scope="col">Status</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Last answer</th>
+              <th scope="col">Created</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {deliveries.data.items.map((delivery) => (
+              <tr key={delivery.id}>
+                <th scope="row" data-label="Event">
+                  <code>{delivery.eventType}</code> <span class="hint">{delivery.eventId}</span>
+                </th>
+                <td data-label="Status">
+                  {delivery.status === 'delivered' ? 'Delivered' : delivery.status === 'failed' ? 'Failed' : `Pending${delivery.nextAttemptAt ? `, next try ${formatDateTime(delivery.nextAttemptAt)}` : ''}`}
+                </td>
+                <td data-label="Attempts">{delivery.attempts.length}</td>
+                <td data-label="Last answer">{lastOf(delivery)}</td>
+                <td data-label="Created">{formatDateTime(delivery.createdAt)}</td>
+                <td data-label="Actions">
+                  <button type="button" onClick={() => void again(delivery)} disabled={redeliver.busy || !endpoint.enabled}>
+                    Send again<span class="visually-hidden"> {delivery.eventType} {delivery.eventId}</span>
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
