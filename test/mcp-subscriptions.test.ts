@@ -1,4 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import postgres from 'postgres';
@@ -83,6 +84,22 @@ describe('MCP resource subscriptions', () => {
       expect(updated.slice(seen)).not.toContain(`postwise://schedules/${watched}`);
     } finally {
       await client.close();
+    }
+  }, 60_000);
+
+  it('over stdio too (npm run mcp:stdio): a subscribed schedule is announced as the worker publishes it', async () => {
+    const stdio = new Client({ name: 'test', version: '1.0.0' });
+    const updated: string[] = [];
+    stdio.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updated.push(notification.params.uri));
+    const env = { ...(process.env as Record<string, string>), DATABASE_URL: service.databaseUrl, POSTWISE_API_KEY: ws.apiKey, LOG_LEVEL: 'warn' };
+    await stdio.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'src/mcp/stdio.ts'], env, stderr: 'pipe' }));
+    try {
+      const watched = await dueIn('Watched over stdio', 3);
+      await stdio.subscribeResource({ uri: `postwise://schedules/${watched}` });
+      await eventually(async () => updated, (uris) => uris.includes(`postwise://schedules/${watched}`), 20_000);
+      expect(updated).toContain(`postwise://schedules/${watched}`);
+    } finally {
+      await stdio.close();
     }
   }, 60_000);
 

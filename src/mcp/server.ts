@@ -57,7 +57,18 @@ export function toolsOf(operations: readonly Operation[]): Tool[] {
  * answer is the REST body: as `structuredContent` and as JSON text, or, for an error, the same
  * `{ code, message }` with `isError: true`.
  */
-export function createMcpServer(operations: readonly Operation[], pipeline: Pipeline, principalOf: PrincipalOf, db: Database): Server {
+/**
+ * Where subscriptions live for a transport: over HTTP, the session the request names (its Mcp-Session-Id); over stdio,
+ * the process's one session, whose notifications start at its first subscribe (`onSubscribed`).
+ */
+export interface Sessions {
+  sessionOf: (authInfo: { extra?: Record<string, unknown> } | undefined) => string | undefined;
+  onSubscribed?: (sessionId: string, principal: Principal) => Promise<void>;
+}
+
+const sessionsOverHttp: Sessions = { sessionOf: (authInfo) => authInfo?.extra?.sessionId as string | undefined };
+
+export function createMcpServer(operations: readonly Operation[], pipeline: Pipeline, principalOf: PrincipalOf, db: Database, sessions = sessionsOverHttp): Server {
   const tools = toolsOf(operations);
   // Only the listed tools can be called: an internal operation's name is as unknown as a name nothing has.
   const byName = new Map(tools.map((tool) => [tool.name, operations.find((operation) => operation.id === tool.name)!]));
@@ -92,7 +103,7 @@ export function createMcpServer(operations: readonly Operation[], pipeline: Pipe
   const caller = async (extra: { authInfo?: { extra?: Record<string, unknown> } }) => {
     const principal = await principalOf(extra.authInfo);
     if (!principal) throw Object.assign(new Error('A valid API key is required'), { code: ErrorCode.InvalidRequest });
-    return { principal, sessionId: extra.authInfo?.extra?.sessionId as string | undefined };
+    return { principal, sessionId: sessions.sessionOf(extra.authInfo) };
   };
   const unknownResource = (uri: string) => Object.assign(new Error(`Resource not found: ${uri}`), { code: -32002, data: { uri } });
   /** The post of a schedule of this workspace, or undefined. */
@@ -128,6 +139,7 @@ export function createMcpServer(operations: readonly Operation[], pipeline: Pipe
     const scheduleId = scheduleIdOf(uri);
     if (!isResourceUri(uri) || (scheduleId && !(await postOf(principal, scheduleId)))) throw unknownResource(uri);
     await change(db, sessionId, principal, uri);
+    if (change === subscribe) await sessions.onSubscribed?.(sessionId, principal);
     return {};
   };
   server.setRequestHandler(SubscribeRequestSchema, subscription(subscribe));

@@ -10,6 +10,7 @@ import { openCore } from '../core.js';
 import { createLogger } from '../logger.js';
 import { exitOnStartupFailure, orExit } from '../startup.js';
 import { createMcpServer, invalidParams } from './server.js';
+import { newSessionId, NotificationStreams } from './subscriptions.js';
 
 const apiKey = process.env.POSTWISE_API_KEY;
 if (!apiKey) {
@@ -20,13 +21,29 @@ if (!apiKey) {
 const config = orExit(loadConfig);
 const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
 const core = await openCore(config, logger).catch(exitOnStartupFailure);
-const server = createMcpServer(core.operations, core.pipeline, () => core.authenticate(apiKey), core.app.db);
+// One session for the process: its subscriptions are announced as notifications on stdout from the first subscribe on.
+const session = newSessionId();
+const streams = new NotificationStreams(core.app.db, logger);
+let announcing = false;
+const server = createMcpServer(core.operations, core.pipeline, () => core.authenticate(apiKey), core.app.db, {
+  sessionOf: () => session,
+  onSubscribed: async (sessionId, principal) => {
+    if (announcing) return;
+    announcing = true;
+    await streams.attach(sessionId, principal, {
+      send: (uri) => void server.notification({ method: 'notifications/resources/updated', params: { uri } }),
+      end: () => {},
+    });
+  },
+});
 const transport = new StdioServerTransport();
 
 let closing = false;
 const shutdown = async () => {
   if (closing) return;
   closing = true;
+  streams.closeAll();
+  await core.app.db`DELETE FROM mcp_subscriptions WHERE session_id = ${session}`.catch(() => undefined);
   await server.close();
   await core.close();
   process.exit(0);

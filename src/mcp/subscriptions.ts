@@ -53,7 +53,11 @@ interface Stream {
   sessionId: string;
   workspaceId: string;
   holder: string;
-  res: Response;
+  /** Sends one notifications/resources/updated. */
+  send: (uri: string) => void;
+  /** A comment that keeps an idle HTTP stream open; none over stdio. */
+  keepalive?: () => void;
+  end: () => void;
 }
 
 /** The server-to-client streams open on this process, and the feed reader that serves them while any is open. */
@@ -71,20 +75,30 @@ export class NotificationStreams {
 
   /** Serves GET /mcp: an SSE stream of notifications for `sessionId`'s subscriptions, until the client goes. */
   async open(sessionId: string, principal: Principal, res: Response): Promise<void> {
-    if (this.streams.size === 0) await this.start();
-    const stream: Stream = { sessionId, workspaceId: principal.workspaceId, holder: holderOf(principal), res };
-    this.streams.add(stream);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'mcp-session-id': sessionId });
     res.write(': subscribed resources are announced here\n\n');
-    res.once('close', () => {
+    const detach = await this.attach(sessionId, principal, {
+      send: (uri) => res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })}\n\n`),
+      keepalive: () => res.write(': keepalive\n\n'),
+      end: () => res.end(),
+    });
+    res.once('close', detach);
+  }
+
+  /** Announces `sessionId`'s subscribed resources through `sink` (stdio: the server's own notifications) until detached. */
+  async attach(sessionId: string, principal: Principal, sink: Pick<Stream, 'send' | 'keepalive' | 'end'>): Promise<() => void> {
+    if (this.streams.size === 0) await this.start();
+    const stream: Stream = { sessionId, workspaceId: principal.workspaceId, holder: holderOf(principal), ...sink };
+    this.streams.add(stream);
+    return () => {
       this.streams.delete(stream);
       if (this.streams.size === 0) this.stop();
-    });
+    };
   }
 
   /** Ends every stream (the server is stopping). */
   closeAll(): void {
-    for (const stream of this.streams) stream.res.end();
+    for (const stream of this.streams) stream.end();
     this.streams.clear();
     this.stop();
   }
@@ -95,7 +109,7 @@ export class NotificationStreams {
       SELECT tx::text, seq::text FROM events WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, seq DESC LIMIT 1`;
     this.position = latest ?? { tx: '0', seq: '0' };
     this.timer = setInterval(() => void this.poll(), POLL_MS);
-    this.keepalive = setInterval(() => this.streams.forEach((stream) => stream.res.write(': keepalive\n\n')), KEEPALIVE_MS);
+    this.keepalive = setInterval(() => this.streams.forEach((stream) => stream.keepalive?.()), KEEPALIVE_MS);
   }
 
   private stop(): void {
@@ -129,9 +143,7 @@ export class NotificationStreams {
           const schedule = `postwise://schedules/${event.resourceId}`;
           if (event.type.startsWith('schedule.') && wanted.has(schedule)) updated.add(schedule);
         }
-        for (const uri of updated) {
-          stream.res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })}\n\n`);
-        }
+        for (const uri of updated) stream.send(uri);
       }
     } catch (error) {
       this.logger.warn('reading events for MCP notifications failed; trying again', { error });
