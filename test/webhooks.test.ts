@@ -35,7 +35,9 @@ class Receiver {
         const answered = this.plan.shift() ?? 200;
         this.received.push({ path: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString(), answered });
         if (answered === 'hang') return; // never answers: the delivery times out
-        response.writeHead(answered, { 'content-type': 'text/plain' }).end(answered >= 300 ? 'receiver says no' : 'ok');
+        // A redirect names a path that records being followed: deliveries must not follow it.
+        const location = answered >= 300 && answered < 400 ? { location: '/followed' } : {};
+        response.writeHead(answered, { 'content-type': 'text/plain', ...location }).end(answered >= 300 ? 'receiver says no' : 'ok');
       });
     });
   }
@@ -236,7 +238,10 @@ describe('webhooks', () => {
   }, 60_000);
 
   it('refuses targets that are not public, at creation or when a delivery connects, and keeps webhooks from API keys', async () => {
-    for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data', 'http://[::1]:8080/', 'http://127.0.0.1/', 'ftp://example.com/', 'http://user:pw@example.com/']) {
+    // The vectors of the import guard's tests (test/remote-fetch.test.ts), as literals: refused before anything exists.
+    const literals = ['127.0.0.1', '0x7f000001', '2130706433', '0.0.0.0', '[::1]', '[::ffff:127.0.0.1]', '[::]', '169.254.169.254', '10.0.0.1',
+      '172.16.0.1', '192.168.1.1', '100.64.0.1', '[fe80::1]', '[fd00::1]', '[::ffff:10.0.0.1]', '[::127.0.0.1]'];
+    for (const url of [...literals.map((host) => `http://${host}:8080/hook`), 'http://169.254.169.254/latest/meta-data', 'ftp://example.com/', 'http://user:pw@example.com/']) {
       await expect(ws.admin('createWebhook', { url }), url).rejects.toThrow(/URL_NOT_ALLOWED/);
     }
     // A name is checked where the connection is made, against what it resolves to: localhost is loopback.
@@ -246,6 +251,15 @@ describe('webhooks', () => {
     expect(delivery.attempts[0].error).toMatch(/localhost \((127\.0\.0\.1|::1)\) is not a public internet address/);
     expect(receiver.received.filter((request) => request.path === '/sneaky')).toEqual([]);
     await ws.admin('deleteWebhook', { id: endpoint.id });
+
+    // A redirect is a failed attempt, never followed.
+    const redirected = await ws.admin('createWebhook', { url: receiver.url('/moved'), eventTypes: ['post.created'] });
+    receiver.plan = [302];
+    await draft('Redirected');
+    const [moved] = await eventually(() => deliveriesOf(redirected.id), (items) => items[0]?.attempts.length >= 1, 10_000);
+    expect(moved.attempts[0]).toMatchObject({ responseStatus: 302, error: null });
+    expect(receiver.received.filter((request) => request.path === '/followed')).toEqual([]);
+    await ws.admin('deleteWebhook', { id: redirected.id });
 
     // Internal: a key gets the generic 404.
     for (const [method, path] of [['GET', '/webhooks'], ['POST', '/webhooks']] as const) {

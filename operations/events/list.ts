@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { limit, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { Event, eventIdSql, eventPosition, type EventOutput } from './event.js';
-import { eventType } from './types.js';
+import { eventType } from './event-type.js';
 
 /** How long events are kept (the prune-events task deletes older ones). */
 export const EVENT_RETENTION_DAYS = 30;

@@ -1,6 +1,7 @@
-import { z } from 'zod';
-
-/** The event types, by the resource their `data` is; docs/events.md says which change emits each. */
+/**
+ * The event types, by the resource their `data` is; docs/events.md says which change emits each. Plain data, no
+ * imports: the dashboard's Webhooks page offers the same list (src/http/dashboard.ts hashes this file with its sources).
+ */
 export const EVENT_TYPES = {
   post: ['post.created', 'post.updated', 'post.deleted'],
   schedule: [
@@ -20,4 +21,5 @@ export const EVENT_TYPES = {
 export type PostEventType = (typeof EVENT_TYPES.post)[number];
 export type ScheduleEventType = (typeof EVENT_TYPES.schedule)[number];
 export type IntegrationEventType = (typeof EVENT_TYPES.integration)[number];
-export const eventType = z.enum(Object.values(EVENT_TYPES).flat() as [string, ...string[]]);
+export type EventType = (typeof EVENT_TYPES)[keyof typeof EVENT_TYPES][number];
+export const EVENT_TYPE_NAMES = Object.values(EVENT_TYPES).flat() as EventType[];

@@ -4,7 +4,7 @@ import { cursor, encodeCursor, idOf, itemList, limit, timestamp, uuid } from '..
 import { defineOperation } from '../../src/registry/operation.js';
 import type { Sql } from '../../src/db/index.js';
 import { eventIdSql } from '../events/event.js';
-import { eventType } from '../events/types.js';
+import { eventType } from '../events/event-type.js';
 
 export const WebhookDelivery = z
   .object({

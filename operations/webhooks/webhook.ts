@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import { isPublicAddress, parseAllowHost } from '../../src/media/remote.js';
 import { text, timestamp, uuid } from '../../src/registry/fields.js';
-import { eventType } from '../events/types.js';
+import { eventType } from '../events/event-type.js';
 
 /** A workspace has at most this many endpoints. */
 export const MAX_ENDPOINTS = 20;

@@ -230,8 +230,8 @@ async function readManifest(directory: string): Promise<Pick<DashboardBuild, 'sc
 }
 
 /**
- * What the build depends on: every file of src/dashboard, the shared modules of src/platforms it imports (rules.ts,
- * facets.ts), this file (the build options), and the versions of esbuild and of the bundled packages. The same sources give the same hash on every machine.
+ * What the build depends on: every file of src/dashboard, the shared modules it imports (src/platforms' rules.ts and
+ * facets.ts, operations/events/types.ts), this file (the build options), and the versions of esbuild and of the bundled packages. The same sources give the same hash on every machine.
  */
 async function sourceHash(): Promise<string> {
   const hash = createHash('sha256');
@@ -241,7 +241,7 @@ async function sourceHash(): Promise<string> {
     const manifest = await readFile(join(projectRoot, 'node_modules', name, 'package.json'), 'utf8').catch(() => '{}');
     hash.update(`${name} ${(JSON.parse(manifest) as { version?: string }).version ?? 'unknown'}\n`);
   }
-  const shared = ['rules.ts', 'facets.ts'].map((name) => fileURLToPath(new URL(`../platforms/${name}`, import.meta.url)));
+  const shared = ['../platforms/rules.ts', '../platforms/facets.ts', '../../operations/events/types.ts'].map((name) => fileURLToPath(new URL(name, import.meta.url)));
   const files = [fileURLToPath(import.meta.url), ...shared, ...(await filesUnder(sourceDir))];
   for (const file of files) {
     hash.update(`${relative(projectRoot, file)}\n`);

@@ -7,30 +7,11 @@ import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../compone
 import { Loading, Page, refocusIfLost } from '../components/page.js';
 import { formatDateTime } from '../format.js';
 import { useAction, useLoad } from '../hooks.js';
+import { EVENT_TYPE_NAMES, type EventType } from '../../../operations/events/types.js';
 
 type Endpoint = Schema<'WebhookEndpoint'>;
-type EventType = Endpoint['eventTypes'][number];
 type Delivery = Schema<'WebhookDelivery'>;
 
-/** Every event type, as the API lists them (docs/events.md). */
-const EVENT_TYPES: EventType[] = [
-  'post.created',
-  'post.updated',
-  'post.deleted',
-  'schedule.scheduled',
-  'schedule.rescheduled',
-  'schedule.publishing',
-  'schedule.published',
-  'schedule.failed',
-  'schedule.retrying',
-  'schedule.deleted',
-  'integration.connected',
-  'integration.disconnected',
-  'integration.error',
-  'integration.token_expiring',
-  'upload.completed',
-  'endpoint.disabled',
-];
 
 /** Webhooks: endpoints that receive the workspace's events, signed; their delivery logs; endpoints disabled for failing. */
 export function WebhooksPage(_props: PageProps) {
@@ -224,7 +205,7 @@ function CreateEndpointForm({ onCreated }: { onCreated: (created: Schema<'Webhoo
         <p class="hint" id="event-types-hint">
           None ticked: every event, including types added later.
         </p>
-        {EVENT_TYPES.map((type) => (
+        {EVENT_TYPE_NAMES.map((type) => (
           <label key={type} class="checkbox">
             <input
               type="checkbox"
