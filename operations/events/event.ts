@@ -40,6 +40,9 @@ export type EventOutput = z.input<typeof Event>;
 
 /** `evt_<tx>_<seq>`: the id a row's position makes (see the migration), and back. */
 export const eventIdSql = (db: Sql) => db`'evt_' || e.tx || '_' || e.seq`;
+/** A row `e` of events as its envelope `{ id, type, createdAt, workspaceId, data }`, as JSON: what a delivery sends. */
+export const envelopeJson = (db: Sql) =>
+  db`json_build_object('id', ${eventIdSql(db)}, 'type', e.type, 'createdAt', api_time(e.created_at), 'workspaceId', e.organization_id, 'data', e.data)`;
 export function eventPosition(id: string): { tx: string; seq: string } | undefined {
   const match = /^evt_(\d{1,20})_(\d{1,19})$/.exec(id);
   return match ? { tx: match[1]!, seq: match[2]! } : undefined;

@@ -3,7 +3,7 @@ import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { cursor, encodeCursor, idOf, itemList, limit, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import type { Sql } from '../../src/db/index.js';
-import { eventIdSql } from '../events/event.js';
+import { envelopeJson, eventIdSql } from '../events/event.js';
 import { eventType } from '../events/event-type.js';
 
 export const WebhookDelivery = z
@@ -37,7 +37,7 @@ export const selectDeliveries = (db: Sql, where: ReturnType<Sql>, limitRows: num
   SELECT d.created_at::text AS created_at_key, json_build_object(
     'id', d.id, 'endpointId', d.endpoint_id, 'eventId', ${eventIdSql(db)}, 'eventType', e.type, 'status', d.status,
     'nextAttemptAt', CASE WHEN d.status = 'pending' THEN api_time(d.next_attempt_at) END, 'createdAt', api_time(d.created_at),
-    'payload', json_build_object('id', ${eventIdSql(db)}, 'type', e.type, 'createdAt', api_time(e.created_at), 'workspaceId', e.organization_id, 'data', e.data),
+    'payload', ${envelopeJson(db)},
     'attempts', coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'url', a.url, 'startedAt', api_time(a.started_at),
         'durationMs', a.duration_ms, 'responseStatus', a.response_status, 'responseExcerpt', a.response_excerpt, 'error', a.error) ORDER BY a.attempt)
       FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json))::text AS delivery

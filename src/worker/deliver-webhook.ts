@@ -1,7 +1,7 @@
 import type { Task } from 'graphile-worker';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
-import { recordEvents } from '../../operations/events/event.js';
+import { envelopeJson, eventIdSql, recordEvents } from '../../operations/events/event.js';
 import { selectEndpoints } from '../../operations/webhooks/webhook.js';
 import { RemoteFetchError, sendGuarded } from '../media/remote.js';
 import type { AppContext } from '../registry/context.js';
@@ -44,9 +44,7 @@ export function deliverWebhookTask(app: AppContext): Task {
     const [delivery] = await db<Delivery[]>`
       SELECT d.id, d.organization_id, d.endpoint_id, d.resource_id, d.status, d.attempts, w.url, w.enabled, w.secret,
         CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
-        'evt_' || e.tx || '_' || e.seq AS event_id,
-        json_build_object('id', 'evt_' || e.tx || '_' || e.seq, 'type', e.type, 'createdAt', api_time(e.created_at),
-          'workspaceId', e.organization_id, 'data', e.data)::text AS body,
+        ${eventIdSql(db)} AS event_id, ${envelopeJson(db)}::text AS body,
         (SELECT max(p.next_attempt_at) FROM webhook_deliveries p
           WHERE p.endpoint_id = d.endpoint_id AND p.resource_id = d.resource_id AND p.status = 'pending'
             AND (p.event_tx, p.event_seq) < (d.event_tx, d.event_seq)) AS wait_for
