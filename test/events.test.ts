@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import postgres from 'postgres';
@@ -340,8 +340,11 @@ describe('events', () => {
     expect(await eventually(warned, (list) => list.length > 1)).toEqual(['EXPIRING', 'EXPIRING']);
   });
 
-  it('keeps events 30 days: the hourly prune-events job deletes older ones', async () => {
+  it('keeps events 30 days: the hourly prune-events job deletes older ones (and language detections older than 400 days)', async () => {
     const channel = (await ws.admin('createIntegration', { platform: 'LINKEDIN', name: 'Old' })).id;
+    const [oldText, newText] = [randomUUID(), randomUUID()];
+    await sql`INSERT INTO detected_languages (text_md5, language, detected_at)
+      VALUES (${oldText}, 'de', now() - interval '401 days'), (${newText}, 'fr', now() - interval '399 days')`;
     await sql`
       INSERT INTO events (organization_id, type, resource_id, data, created_at)
       VALUES (${ws.workspaceId}, 'integration.connected', ${channel}, '{}', now() - interval '31 days'),
@@ -354,5 +357,7 @@ describe('events', () => {
     );
     expect(left.map((row) => row.type)).toEqual(['integration.error']);
     expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE task_identifier = 'prune-events' AND attempts > 0`).toHaveLength(0);
+    const detections = await sql<{ language: string }[]>`SELECT language FROM detected_languages WHERE text_md5 IN (${oldText}, ${newText})`;
+    expect(detections).toEqual([{ language: 'fr' }]);
   });
 });

@@ -140,6 +140,49 @@ describe('the languages of a Bluesky post', () => {
   });
 });
 
+describe('a thread\'s language is detected when its text is written, not when it is published', () => {
+  const detectedFor = async (postId: string) =>
+    sql<{ language: string | null }[]>`
+      SELECT d.language FROM schedules s JOIN detected_languages d
+        ON d.text_md5 = md5((SELECT string_agg(t.scheduled_content, E'\n\n' ORDER BY t.thread_order) FROM schedules t
+          WHERE t.id = s.id OR t.thread_root_schedule_id = s.id))::uuid
+      WHERE s.post_id = ${postId} AND s.thread_order = 0`;
+  const draftOf = async (content: string) => {
+    const draft = await rest(plain.ws, '/posts', {
+      method: 'POST',
+      body: { rows: [{ content, thread: [{ content: 'Teil zwei.' }] }], shared: { selectedIntegrations: [plain.channel] }, postAction: 'DRAFT' },
+    });
+    expect(draft.status, draft.text).toBe(201);
+    return draft.json.postId as string;
+  };
+
+  it('kept by the create and by a change of text, and what the engine publishes with', async () => {
+    const postId = await draftOf(GERMAN);
+    expect(await detectedFor(postId)).toEqual([{ language: 'de' }]);
+    // The engine takes the stored detection as it is: a different one stored for the same text is what it publishes.
+    await sql`UPDATE detected_languages SET language = 'nl' WHERE language = 'de'`;
+    expect((await rest(plain.ws, `/posts/${postId}`, { method: 'PATCH', body: { postAction: 'PUBLISH_NOW' } })).status).toBe(200);
+    expect(await langsOfPost(postId, false)).toEqual([['nl'], ['nl']]);
+    await sql`DELETE FROM detected_languages WHERE language = 'nl'`;
+
+    const changed = await draftOf(ENGLISH);
+    expect(await detectedFor(changed)).toEqual([{ language: 'en' }]);
+    const patched = await rest(plain.ws, `/posts/${changed}`, { method: 'PATCH', body: { content: FRENCH } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(await detectedFor(changed)).toEqual([{ language: 'fr' }]);
+    expect((await rest(plain.ws, `/posts/${changed}`, { method: 'PATCH', body: { postAction: 'PUBLISH_NOW' } })).status).toBe(200);
+    expect(await langsOfPost(changed, false)).toEqual([['fr'], ['fr']]);
+  });
+
+  it('detected when published when none was kept (pruned, or written before detections were kept)', async () => {
+    const postId = await draftOf(GERMAN);
+    await sql`DELETE FROM detected_languages WHERE language = 'de'`;
+    expect(await detectedFor(postId)).toEqual([]);
+    expect((await rest(plain.ws, `/posts/${postId}`, { method: 'PATCH', body: { postAction: 'PUBLISH_NOW' } })).status).toBe(200);
+    expect(await langsOfPost(postId, false)).toEqual([['de'], ['de']]);
+  });
+});
+
 describe('settings.langs are checked where they are written', () => {
   const create = (langs: unknown) =>
     rest(plain.ws, '/posts', {

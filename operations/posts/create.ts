@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';
 import { checkSettingsLangs } from '../../src/platforms/languages.js';
+import { rememberThreadLanguages } from '../../src/detected-languages.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { text, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
@@ -120,7 +121,7 @@ export default defineOperation({
     const live = postAction !== 'DRAFT';
     checkShape(rows, targets, postAction, (message) => fail('VALIDATION_ERROR', message));
 
-    return db.begin(async (tx) => {
+    const created = await db.begin(async (tx) => {
       const [workspace] = await tx<{ plan: string; subscriptionStatus: 'active' | 'none' }[]>`
         SELECT plan, subscription_status FROM organizations WHERE id = ${auth.workspaceId}`;
       // Live creates lock their channels (in id order, so concurrent creates cannot deadlock): the slot search and
@@ -217,6 +218,8 @@ export default defineOperation({
         scheduleCount,
       };
     });
+    await rememberThreadLanguages(db, created.postIds);
+    return created;
   },
 });
 

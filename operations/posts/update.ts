@@ -5,6 +5,7 @@ import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { idOf, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
+import { rememberThreadLanguages } from '../../src/detected-languages.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 import { content, settings } from './create.js';
 import type { ScheduleStatus } from './post.js';
@@ -89,7 +90,7 @@ export default defineOperation({
       if (!change.scheduledAt) return fail('VALIDATION_ERROR', 'body.scheduledAt: required when postAction is SCHEDULED_TIME');
       if (Date.parse(change.scheduledAt) <= Date.now()) return fail('VALIDATION_ERROR', `body.scheduledAt: ${change.scheduledAt} is in the past`);
     }
-    return db.begin(async (tx) => {
+    const updated = await db.begin(async (tx) => {
       const [post] = await tx<{ content: string }[]>`
         SELECT content FROM posts WHERE id = ${id} AND organization_id = ${auth.workspaceId} FOR UPDATE`;
       if (!post) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
@@ -177,6 +178,8 @@ export default defineOperation({
       ];
       return { postId: id, message: notes.filter(Boolean).join('; ') };
     });
+    if (change.content !== undefined || change.schedules?.some((edit) => edit.content !== undefined)) await rememberThreadLanguages(db, [id]);
+    return updated;
   },
 });
 

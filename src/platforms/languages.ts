@@ -48,7 +48,7 @@ export async function postLanguages(post: Pick<OutgoingPost, 'text' | 'settings'
   const chosen =
     settingsLangs(post.settings) ?? settingsLangs(sources.threadSettings) ?? (sources.workspaceLanguages.length ? sources.workspaceLanguages : undefined);
   if (chosen) return chosen.length ? chosen : undefined;
-  const detected = await detectLanguage(sources.threadText);
+  const detected = sources.detected !== undefined ? sources.detected : await detectLanguage(sources.threadText);
   return detected ? [detected] : undefined;
 }
 
@@ -66,7 +66,7 @@ const NOT_WORDS = /\bhttps?:\/\/\S+|(?<![\w@])@[\w.-]+/gu;
 /** lande's ISO 639-3 codes as the shortest BCP-47 tag; CLDR would give Tagalog as `fil`, Bluesky's list has `tl`. */
 const tagOf = (code: string) => (code === 'tgl' ? 'tl' : (Intl.getCanonicalLocales(code)[0] ?? code));
 
-/** lande weighs 0.8 MB: loaded on first use, so the processes that never detect (the API, the admin command) do not. */
+/** lande weighs 0.8 MB: loaded on first use, so the processes that never detect (the admin command) do not. */
 let lande: Promise<typeof import('lande').default> | undefined;
 
 /** Results by text: a thread's parts, published one after the other, read the same thread text. */
@@ -74,7 +74,7 @@ const detected = new Map<string, string | undefined>();
 const MAX_REMEMBERED = 200;
 
 /** The BCP-47 tag of the language `text` is written in, when detection is confident (see the rule above); else undefined. */
-async function detectLanguage(text: string): Promise<string | undefined> {
+export async function detectLanguage(text: string): Promise<string | undefined> {
   const words = text.replace(NOT_WORDS, ' ').replace(/\s+/gu, ' ').trim();
   if (words.length < MIN_DETECTED_LENGTH) return undefined;
   if (detected.has(words)) return detected.get(words);

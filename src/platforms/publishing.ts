@@ -79,6 +79,11 @@ export interface LanguageSources {
   workspaceLanguages: string[];
   /** The thread's text, its first post and then its replies, what a language is detected from (more text, surer). */
   threadText: string;
+  /**
+   * The language detected from threadText when it was written (src/detected-languages.ts): null when none was
+   * confident; absent when not known, and then detected when published.
+   */
+  detected?: string | null;
 }
 
 /** One connected account, ready to act, built from its stored credentials; the jobs of a worker share it, so calls may overlap. */

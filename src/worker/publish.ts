@@ -5,6 +5,7 @@ import { markConnectionFailed, openAccount, type StoredIntegration } from '../ac
 import { PlatformError, type FailureDetail, type OutgoingImage, type OutgoingPost, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { DELIVER_TASK, PUBLISH_TASK } from './jobs.js';
+import { threadTextOf } from '../detected-languages.js';
 import { changeSchedules, scheduleEvents } from '../../operations/events/event.js';
 import type { Storage } from '../storage/index.js';
 
@@ -62,6 +63,9 @@ interface Claimed {
   threadSettings: Record<string, unknown> | null;
   workspaceLanguages: string[];
   threadText: string;
+  /** The language detected from threadText when it was written, and whether it was (detected_languages). */
+  detectedLanguage: string | null;
+  languageKnown: boolean;
   /** Set when an attempt sent the post to a platform that cannot be asked, and no answer settled it (see sendMarked). */
   postSentAt: Date | null;
   /** The same for the first comment. */
@@ -96,10 +100,11 @@ async function claim(app: AppContext, where: ReturnType<Sql>): Promise<Claimed |
       EXISTS (SELECT 1 FROM attachments a WHERE a.post_id = s.post_id) AS has_images,
       (SELECT r.settings FROM schedules r WHERE r.id = s.thread_root_schedule_id) AS thread_settings,
       (SELECT o.languages FROM organizations o WHERE o.id = s.organization_id) AS workspace_languages,
-      (SELECT string_agg(t.scheduled_content, E'\n\n' ORDER BY t.thread_order) FROM schedules t
-        WHERE t.id = coalesce(s.thread_root_schedule_id, s.id) OR t.thread_root_schedule_id = coalesce(s.thread_root_schedule_id, s.id)) AS thread_text,
+      thread.text AS thread_text, d.language AS detected_language, d.text_md5 IS NOT NULL AS language_known,
       i.platform, i.token_status, i.connect_status, i.credentials
-    FROM claimed s JOIN integrations i ON i.id = s.integration_id`;
+    FROM claimed s JOIN integrations i ON i.id = s.integration_id
+    CROSS JOIN LATERAL (SELECT ${threadTextOf(db, db`coalesce(s.thread_root_schedule_id, s.id)`)} AS text) thread
+    LEFT JOIN detected_languages d ON d.text_md5 = md5(thread.text)::uuid`;
   return claimed;
 }
 
@@ -184,8 +189,8 @@ async function publishOne(
   const confirmed = !account.lookUp && schedule.platformPostId ? { id: schedule.platformPostId, url: schedule.releaseUrl ?? '', ref: schedule.platformPostId } : null;
   // The post's images (the thread's first post carries them), unless the platform confirmed it already.
   const images = schedule.threadOrder === 0 && !confirmed && schedule.hasImages ? await imagesOf(app, schedule.postId) : undefined;
-  const { threadSettings, workspaceLanguages, threadText } = schedule;
-  const languageSources = { threadSettings, workspaceLanguages, threadText };
+  const { threadSettings, workspaceLanguages, threadText, detectedLanguage, languageKnown } = schedule;
+  const languageSources = { threadSettings, workspaceLanguages, threadText, ...(languageKnown && { detected: detectedLanguage }) };
   const outgoing: OutgoingPost = { key, text: schedule.scheduledContent, settings: schedule.settings, languageSources, replyTo, mayExist, images };
   const post =
     confirmed ||
