@@ -1,5 +1,9 @@
 import type { Operation } from '../src/registry/operation.js';
 import createApiKey from './api-keys/create.js';
+import updateApiKey from './api-keys/update.js';
+import approvePost from './approvals/approve.js';
+import listApprovals from './approvals/list.js';
+import rejectPost from './approvals/reject.js';
 import listApiKeys from './api-keys/list.js';
 import revokeApiKey from './api-keys/revoke.js';
 import connectBluesky from './integrations/connect-bluesky.js';
@@ -66,6 +70,7 @@ export const operations: readonly Operation[] = [
   getDailyUsage,
   createApiKey,
   listApiKeys,
+  updateApiKey,
   revokeApiKey,
   listMembers,
   addMember,
@@ -85,6 +90,9 @@ export const operations: readonly Operation[] = [
   createPost,
   updatePost,
   deletePost,
+  listApprovals,
+  approvePost,
+  rejectPost,
   listSchedules,
   getSchedule,
   deleteSchedule,

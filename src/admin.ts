@@ -20,8 +20,10 @@ const usage = `Usage: npm run admin -- <command> [options]
 
   bootstrap [--plan NAME] [--no-subscription] [--workspace-name NAME] [--email EMAIL]
       Create a workspace, its owner and an API key; prints { workspaceId, userId, apiKey }.
-  create-key --workspace ID [--user ID] [--name NAME] [--expires-at ISO8601]
-      Create an API key for a member (the owner unless --user); the key is printed once.
+  create-key --workspace ID [--user ID] [--name NAME] [--expires-at ISO8601] [--posts-need-approval]
+      Create an API key for a member (the owner unless --user); the key is printed once. With --posts-need-approval,
+      the live posts written with it wait for approval (the safe way to hand a key to an AI agent).
+  update-key --workspace ID --key KEY_ID [--name NAME] [--posts-need-approval | --no-approval]
   list-keys --workspace ID [--limit N] [--cursor NEXT_CURSOR]
       A page of keys, newest first (revoked and expired ones too); pass nextCursor as --cursor for the next.
   revoke-key --workspace ID --key KEY_ID
@@ -46,6 +48,14 @@ const usage = `Usage: npm run admin -- <command> [options]
       LinkedIn, best effort (a failure is logged); prints the integration.
   set-posting-windows --workspace ID [--time-zone IANA_ZONE] [--windows '[{"weekdays":[1,2,3,4,5],"times":["09:00"]}]']
       The workspace's time zone and the posting windows NEXT_WINDOW takes slots from.
+  set-approval --workspace ID (--on | --off) [--approvers USER_ID,USER_ID]
+      Whether every live post of the workspace waits for approval, and who approves (the owners unless named;
+      --approvers '' for the owners again).
+  list-approvals --workspace ID [--status pending_review|rejected] [--limit N] [--cursor NEXT_CURSOR]
+      The posts waiting for approval, oldest request first.
+  approve-post --workspace ID --post ID [--note TEXT]
+      Approve a waiting post: its quota is spent and it is queued for publishing.
+  reject-post --workspace ID --post ID [--note TEXT]
   set-languages --workspace ID --languages de,en
       The workspace's default languages (BCP-47 tags, at most 3): what a Bluesky post whose schedule's settings name no
       langs carries; --languages '' for none (the language detected from the text, when confident).
@@ -82,7 +92,22 @@ type Options = Record<string, string | string[] | boolean | undefined>;
 
 /** Commands that are registry operations: which one, and its arguments from the options. */
 const operationCommands: Record<string, { operation: string; actor?: string; args: (options: Options) => Record<string, unknown> }> = {
-  'create-key': { operation: 'createApiKey', actor: 'user', args: (o) => ({ name: o.name, expiresAt: o['expires-at'] }) },
+  'create-key': {
+    operation: 'createApiKey',
+    actor: 'user',
+    args: (o) => ({ name: o.name, expiresAt: o['expires-at'], postsNeedApproval: o['posts-need-approval'] === true }),
+  },
+  'update-key': {
+    operation: 'updateApiKey',
+    args: (o) => ({ id: o.key, name: o.name, postsNeedApproval: o['posts-need-approval'] ? true : o['no-approval'] ? false : undefined }),
+  },
+  'set-approval': {
+    operation: 'updateWorkspaceSettings',
+    args: (o) => ({ postsNeedApproval: o.on ? true : o.off ? false : undefined, approverIds: optionalList(o, 'approvers') }),
+  },
+  'list-approvals': { operation: 'listApprovals', args: (o) => ({ status: o.status, limit: o.limit, cursor: o.cursor }) },
+  'approve-post': { operation: 'approvePost', args: (o) => ({ id: o.post, note: o.note }) },
+  'reject-post': { operation: 'rejectPost', args: (o) => ({ id: o.post, note: o.note }) },
   'list-keys': { operation: 'listApiKeys', args: (o) => ({ limit: o.limit, cursor: o.cursor }) },
   'revoke-key': { operation: 'revokeApiKey', args: (o) => ({ id: o.key }) },
   'create-tag': { operation: 'createTag', args: (o) => ({ name: o.name }) },
@@ -207,6 +232,13 @@ const { positionals, values } = parseArgs({
     delivery: { type: 'string' },
     enable: { type: 'boolean' },
     disable: { type: 'boolean' },
+    'posts-need-approval': { type: 'boolean' },
+    'no-approval': { type: 'boolean' },
+    on: { type: 'boolean' },
+    off: { type: 'boolean' },
+    approvers: { type: 'string' },
+    post: { type: 'string' },
+    note: { type: 'string' },
     yes: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   },

@@ -128,7 +128,7 @@ test('an endpoint disabled after failing is announced at the top with its reason
   await tabTo(page, `Disable ${url}`);
   await page.keyboard.press('Enter');
   await page.getByText('2 endpoints are disabled').waitFor();
-  await tabTo(page, `Enable ${url}`, { backwards: true });
+  await tabTo(page, `Enable ${url}`, { backwards: true, maxTabs: 60 });
   await page.keyboard.press('Enter');
   await page.getByText('An endpoint is disabled').waitFor();
 

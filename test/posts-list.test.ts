@@ -212,7 +212,7 @@ describe('GET /posts/{id}', () => {
     expect(JSON.parse(overMcp.json.result.content[0].text)).toEqual(theirs.json);
   });
 
-  it('answers every field of the contract\'s Post, with null where the feature is not built yet', async () => {
+  it('answers every field of the contract\'s Post, with null where no rule or feature applies', async () => {
     const answer = await get(`/posts/${posts.proLater}`);
     expect(answer.json).toEqual({
       id: posts.proLater,
@@ -228,6 +228,8 @@ describe('GET /posts/{id}', () => {
       approvalCompletedAt: null,
       requiredApproverIds: [],
       canSchedule: true,
+      approvalReviewerId: null,
+      approvalNote: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
       attachments: [],

@@ -1,6 +1,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountLink, firstRunSetupLink, SIGN_IN_LIMITS } from '../src/sessions.js';
+import { HttpSession, PASSWORD } from './support/http-session.js';
 import { admin } from './support/processes.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 
@@ -16,27 +17,10 @@ afterAll(async () => {
   await service?.stop();
 });
 
-const PASSWORD = 'correct horse battery staple';
-
-/** A browser, as far as the server can tell: it keeps the session cookie and sends the page's csrf token. */
-class Browser {
-  cookie: string | undefined;
-  csrfToken: string | undefined;
-  constructor(readonly origin = service.base) {}
-
-  async request(path: string, { method = 'GET', body, headers = {} }: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) {
-    const sent: Record<string, string> = { origin: this.origin, 'sec-fetch-site': 'same-origin', ...headers };
-    if (this.cookie) sent.cookie = this.cookie;
-    if (this.csrfToken && method !== 'GET') sent['x-csrf-token'] ??= this.csrfToken;
-    const answer = await call(`${service.base}${path}`, { method, body, headers: sent });
-    const id = /postwise_session=([^;]*)/.exec(answer.headers.get('set-cookie') ?? '')?.[1];
-    if (id !== undefined) this.cookie = id ? `postwise_session=${id}` : undefined;
-    if (answer.json?.csrfToken) this.csrfToken = answer.json.csrfToken;
-    return answer;
-  }
-
-  signIn(email: string, password = PASSWORD) {
-    return this.request('/auth/login', { method: 'POST', body: { email, password } });
+/** A browser on the service, or sending another origin. */
+class Browser extends HttpSession {
+  constructor(origin = service.base) {
+    super(service.base, origin);
   }
 }
 

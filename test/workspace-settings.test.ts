@@ -23,7 +23,7 @@ describe('set-posting-windows', () => {
       ['set-posting-windows', '--workspace', ws.workspaceId, '--time-zone', 'Asia/Tokyo', '--windows', JSON.stringify(windows)],
       { DATABASE_URL: service.databaseUrl },
     );
-    expect(set).toEqual({ code: 0, json: { name: 'My workspace', timeZone: 'Asia/Tokyo', postingWindows: windows, languages: [] } });
+    expect(set).toEqual({ code: 0, json: { name: 'My workspace', timeZone: 'Asia/Tokyo', postingWindows: windows, languages: [], postsNeedApproval: false, approverIds: [] } });
 
     const channel = await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Sky' });
     const created = await call(`${service.api}/posts`, {
@@ -68,7 +68,7 @@ describe('set-languages', () => {
     // Left out, they stay; the time zone changed alone.
     expect(await other.admin('updateWorkspaceSettings', { timeZone: 'UTC' })).toMatchObject({ timeZone: 'UTC', languages: ['de', 'en-GB', 'zh-Hant'] });
     const cleared = await admin(['set-languages', '--workspace', other.workspaceId, '--languages', ''], env());
-    expect(cleared).toEqual({ code: 0, json: { name: 'My workspace', timeZone: 'UTC', postingWindows: expect.any(Array), languages: [] } });
+    expect(cleared).toEqual({ code: 0, json: { name: 'My workspace', timeZone: 'UTC', postingWindows: expect.any(Array), languages: [], postsNeedApproval: false, approverIds: [] } });
   }, 60_000);
 
   it('refuses a tag that is not well-formed BCP-47, more than 3, a repeat, and a missing --languages, naming the field', async () => {

@@ -14,6 +14,9 @@ export const ApiKey = z
     expiresAt: timestamp.nullable(),
     revokedAt: timestamp.nullable(),
     lastUsedAt: timestamp.nullable().meta({ description: 'The key\'s latest call, to within a few seconds (usage is written in batches); null when never used.' }),
+    postsNeedApproval: z.boolean().meta({
+      description: 'Whether the live posts written with this key wait for a person\'s approval (approvalStatus pending_review) before they publish.',
+    }),
     createdAt: timestamp,
   })
   .meta({ id: 'ApiKey' });
@@ -27,6 +30,7 @@ export interface ApiKeyRow {
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
+  postsNeedApproval: boolean;
   createdAt: Date;
   /** Whether expires_at has passed, by the database's clock. */
   expired: boolean;
@@ -34,7 +38,7 @@ export interface ApiKeyRow {
 
 /** The columns of `ApiKeyRow`, from `api_keys k` joined to its user as `u`. */
 export const API_KEY_COLUMNS =
-  'k.id, k.name, k.prefix, k.user_id, u.name AS creator_name, k.expires_at, k.revoked_at, k.last_used_at, k.created_at, ' +
+  'k.id, k.name, k.prefix, k.user_id, u.name AS creator_name, k.expires_at, k.revoked_at, k.last_used_at, k.posts_need_approval, k.created_at, ' +
   'coalesce(k.expires_at <= now(), false) AS expired';
 
 export const toApiKey = (row: ApiKeyRow): z.input<typeof ApiKey> => ({
@@ -47,21 +51,29 @@ export const toApiKey = (row: ApiKeyRow): z.input<typeof ApiKey> => ({
   expiresAt: isoOrNull(row.expiresAt),
   revokedAt: isoOrNull(row.revokedAt),
   lastUsedAt: isoOrNull(row.lastUsedAt),
+  postsNeedApproval: row.postsNeedApproval,
   createdAt: iso(row.createdAt),
 });
 
 /** Creates a key for a member of a workspace; the key itself is returned here once and stored only as a hash. */
 export async function insertApiKey(
   db: Sql,
-  key: { workspaceId: string; userId: string; name: string; expiresAt: Date | null },
+  key: { workspaceId: string; userId: string; name: string; expiresAt: Date | null; postsNeedApproval?: boolean },
 ): Promise<ApiKeyRow & { key: string }> {
   const { key: value, prefix, hash } = newKey();
   const [row] = await db<ApiKeyRow[]>`
     WITH k AS (
-      INSERT INTO api_keys (organization_id, user_id, name, prefix, key_hash, expires_at)
-      VALUES (${key.workspaceId}, ${key.userId}, ${key.name}, ${prefix}, ${hash}, ${key.expiresAt})
+      INSERT INTO api_keys (organization_id, user_id, name, prefix, key_hash, expires_at, posts_need_approval)
+      VALUES (${key.workspaceId}, ${key.userId}, ${key.name}, ${prefix}, ${hash}, ${key.expiresAt}, ${key.postsNeedApproval ?? false})
       RETURNING *
     )
     SELECT ${db.unsafe(API_KEY_COLUMNS)} FROM k LEFT JOIN users u ON u.id = k.user_id`;
   return { ...row!, key: value };
 }
+
+/** The field that sets a key's approval rule, on create and update. */
+export const postsNeedApproval = z.boolean().meta({
+  description:
+    'The live posts written with the key wait for approval by the workspace\'s approvers before they publish: the safe way to hand a ' +
+    'key to an AI agent. Posts already waiting stay waiting when it is turned off.',
+});

@@ -4,6 +4,7 @@ import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';
 import { checkSettingsLangs } from '../../src/platforms/languages.js';
 import { rememberThreadLanguages } from '../../src/detected-languages.js';
+import { approvalRule, requestApproval } from './approval.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { text, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
@@ -84,6 +85,11 @@ export default defineOperation({
     `and 17:00) after now, within ${LOOKAHEAD_DAYS} days. A slot is taken while a live schedule (SCHEDULED, PUBLISHING, PUBLISHED) of that`,
     'channel is at that instant; wall-clock times hold across daylight-saving changes. Concurrent creates never take the same slot.',
     '',
+    '**A post may wait for a person.** When the workspace, or the API key in use, requires approval (`postsNeedApproval`), a live',
+    'post is created with `approvalStatus: pending_review` and `canSchedule: false`: its schedules are SCHEDULED (NEXT_WINDOW',
+    'still takes their slots) but nothing publishes and no quota is spent until one of its `requiredApproverIds` approves it;',
+    'the message says so. Read `approvalStatus` back (GET /posts/{id}) rather than assuming a post went out.',
+    '',
     'Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel\'s',
     'platform, one post per row and channel (thread parts are replies, not posts; 403 POST_QUOTA_EXCEEDED when spent). Content,',
     'overrides, thread parts and first comments must fit each channel\'s platform (400 CONTENT_TOO_LONG): Bluesky 300 graphemes and',
@@ -159,7 +165,9 @@ export default defineOperation({
           if (violation) fail('MEDIA_RULE_VIOLATED', violation);
         }
       }
-      if (live) {
+      // A rule on the workspace or the key holds live posts for approval: they spend their quota when approved.
+      const rule = live ? await approvalRule(tx, auth.principal) : null;
+      if (live && !rule) {
         const posts: Partial<Record<Platform, number>> = {};
         for (const channel of channels) posts[channel!.platform] = (posts[channel!.platform] ?? 0) + rows.length;
         const refusal = await spendQuotas(tx, { id: auth.workspaceId, plan: workspace!.plan }, posts);
@@ -190,6 +198,7 @@ export default defineOperation({
             scheduledContent: override?.content ?? row.content,
             firstComment: row.firstComment ?? null,
             settings: tx.json((override?.settings ?? {}) as Parameters<typeof tx.json>[0]),
+            quotaSpent: live && !rule,
           });
           for (const [partIndex, part] of (row.thread ?? []).entries()) {
             parts.push({ ...common, id: randomUUID(), scheduledContent: part.content, threadRootScheduleId: rootId, threadOrder: partIndex + 1 });
@@ -206,15 +215,18 @@ export default defineOperation({
       await tx`INSERT INTO schedules ${tx(roots)}`;
       if (parts.length) await tx`INSERT INTO schedules ${tx(parts)}`;
       // One job per thread: the publish task of its first schedule publishes the replies after it.
-      if (live) await enqueuePublish(tx, roots.map((root) => root.id as string));
+      if (live && !rule) await enqueuePublish(tx, roots.map((root) => root.id as string));
       await recordPostEvents(tx, storage, auth.workspaceId, 'post.created', posts.map((post) => post.id));
-      if (live) await recordScheduleEvents(tx, storage, 'schedule.scheduled', [...roots, ...parts].map((schedule) => schedule.id as string));
+      if (live && !rule) await recordScheduleEvents(tx, storage, 'schedule.scheduled', [...roots, ...parts].map((schedule) => schedule.id as string));
+      if (rule) await requestApproval(tx, storage, auth.workspaceId, posts.map((post) => post.id), rule);
 
       const scheduleCount = roots.length + parts.length;
       return {
         postId: posts[0]!.id,
         postIds: posts.map((post) => post.id),
-        message: `${count(posts.length, 'post')} with ${count(scheduleCount, 'schedule')} ${actionMessages[postAction]}`,
+        message:
+          `${count(posts.length, 'post')} with ${count(scheduleCount, 'schedule')} ${actionMessages[postAction]}` +
+          (rule ? `; waiting for approval (approvalStatus pending_review): nothing publishes until an approver approves` : ''),
         scheduleCount,
       };
     });

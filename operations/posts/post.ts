@@ -14,7 +14,11 @@ export const scheduleStatus = z.enum(SCHEDULE_STATUSES);
 const approvalStatus = z
   .enum(['pending_review', 'approved', 'rejected'])
   .nullable()
-  .meta({ description: 'Null: the workspace has no approval workflow (not built yet).' });
+  .meta({
+    description:
+      'Null: no approval rule held the post. `pending_review`: it waits for an approver and nothing publishes; `approved`: an approver ' +
+      'let it publish; `rejected`: an approver refused it (a change sends it back to review).',
+  });
 
 export const Attachment = z
   .object({
@@ -89,8 +93,10 @@ export const Post = z
     approvalStatus,
     approvalRequestedAt: timestamp.nullable(),
     approvalCompletedAt: timestamp.nullable(),
-    requiredApproverIds: z.array(z.string()),
-    canSchedule: z.boolean().meta({ description: 'False while the post waits for approval.' }),
+    requiredApproverIds: z.array(z.string()).meta({ description: 'Who may approve it (user ids; a workspace owner may too); empty when no rule held it.' }),
+    canSchedule: z.boolean().meta({ description: 'False while the post waits for approval or is rejected: its schedules do not publish.' }),
+    approvalReviewerId: uuid.nullable().meta({ description: 'Who approved or rejected it; null before a review, or once that user is gone.' }),
+    approvalNote: z.string().nullable().meta({ description: 'The reviewer\'s note, kept with the decision.' }),
     createdAt: timestamp,
     updatedAt: timestamp,
     attachments: z.array(Attachment),
@@ -151,6 +157,7 @@ export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, 
           '[]'::json AS "tagIds", p.approval_status AS "approvalStatus", api_time(p.approval_requested_at) AS "approvalRequestedAt",
           api_time(p.approval_completed_at) AS "approvalCompletedAt", p.required_approver_ids AS "requiredApproverIds",
           COALESCE(p.approval_status NOT IN ('pending_review', 'rejected'), true) AS "canSchedule",
+          p.approval_reviewer_id AS "approvalReviewerId", p.approval_note AS "approvalNote",
           api_time(p.created_at) AS "createdAt", api_time(p.updated_at) AS "updatedAt",
           '[]'::json AS "attachments", NULL::json AS "collab", '[]'::json AS "tags", '[]'::json AS "schedules",
           CASE WHEN u.id IS NOT NULL THEN json_build_object('id', u.id, 'name', u.name, 'email', u.email) END AS "user"

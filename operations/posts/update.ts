@@ -4,7 +4,8 @@ import type { Platform } from '../../src/platforms/index.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { idOf, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { enqueuePublish } from '../../src/worker/jobs.js';
+import { cancelPublish, enqueuePublish } from '../../src/worker/jobs.js';
+import { approvalRule, requestApproval, type ApprovalStatus } from './approval.js';
 import { rememberThreadLanguages } from '../../src/detected-languages.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 import { content, settings } from './create.js';
@@ -62,6 +63,11 @@ export default defineOperation({
     'Every new text is checked against each affected channel\'s platform (400 CONTENT_TOO_LONG, naming the field, channel and',
     'limit). A platform without threads (LinkedIn) refuses a change to a thread part and making thread parts live (400',
     'VALIDATION_ERROR, naming the field, channel and rule): delete such a part (DELETE /schedules/{id}). All or nothing.',
+    '',
+    'Approval: a change to a post waiting for approval keeps it waiting (asked again now); a change to a rejected post sends it',
+    'back to review. When the workspace or the API key in use requires approval, drafts made live wait for it (no quota spent',
+    'yet), and a change to what a live post publishes (content, media, first comment, `schedules`) takes it off the queue of',
+    'publishing and back to review; tags alone do not. The message says when the post waits.',
   ].join('\n'),
   input: {
     path: z.object({ id: idOf('post') }),
@@ -91,8 +97,8 @@ export default defineOperation({
       if (Date.parse(change.scheduledAt) <= Date.now()) return fail('VALIDATION_ERROR', `body.scheduledAt: ${change.scheduledAt} is in the past`);
     }
     const updated = await db.begin(async (tx) => {
-      const [post] = await tx<{ content: string }[]>`
-        SELECT content FROM posts WHERE id = ${id} AND organization_id = ${auth.workspaceId} FOR UPDATE`;
+      const [post] = await tx<{ content: string; approvalStatus: ApprovalStatus | null; requiredApproverIds: string[] }[]>`
+        SELECT content, approval_status, required_approver_ids FROM posts WHERE id = ${id} AND organization_id = ${auth.workspaceId} FOR UPDATE`;
       if (!post) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
       const schedules = await tx<LockedSchedule[]>`
         SELECT s.id, s.status, s.scheduled_content, s.thread_order, s.integration_id, i.platform, i.name, i.connect_status,
@@ -138,7 +144,12 @@ export default defineOperation({
       // Thread parts on a platform without threads (written before such threads were refused) never go live.
       const part = change.postAction ? schedules.find((s) => s.threadOrder > 0 && s.status === 'DRAFT' && threadRefused('', s)) : undefined;
       if (part) return fail('VALIDATION_ERROR', threadRefused(`body.postAction (thread part ${part.threadOrder})`, part)!);
-      const promoted = change.postAction ? await makeDraftsLive(tx, auth.workspaceId, roots, change.postAction, change.scheduledAt, fail) : [];
+      // A post waiting for review, or rejected, stays held whatever the rules say now; a rule holds what it makes live.
+      const held = post.approvalStatus === 'pending_review' || post.approvalStatus === 'rejected';
+      const rule = await approvalRule(tx, auth.principal);
+      const promoted = change.postAction
+        ? await makeDraftsLive(tx, auth.workspaceId, roots, change.postAction, change.scheduledAt, held || rule !== null, fail)
+        : [];
 
       if (change.content !== undefined || change.isEvergreen !== undefined) {
         await tx`UPDATE posts SET content = coalesce(${change.content ?? null}, content),
@@ -164,7 +175,17 @@ export default defineOperation({
       }
 
       await recordPostEvents(tx, storage, auth.workspaceId, 'post.updated', [id]);
-      await recordScheduleEvents(tx, storage, 'schedule.scheduled', promoted);
+      // Back to review: any change to a held post; under a rule, a change to what a live post publishes.
+      const changesWhatPublishes =
+        change.content !== undefined || change.firstComment !== undefined || change.media !== undefined || updates.length > 0 || promoted.length > 0;
+      const waiting = schedules.filter((schedule) => schedule.status === 'SCHEDULED').map((schedule) => schedule.id);
+      const toReview = held || (rule !== null && changesWhatPublishes && waiting.length + promoted.length > 0);
+      if (toReview) {
+        await cancelPublish(tx, waiting);
+        await requestApproval(tx, storage, auth.workspaceId, [id], rule ?? { approverIds: post.requiredApproverIds });
+      } else {
+        await recordScheduleEvents(tx, storage, 'schedule.scheduled', promoted);
+      }
 
       const frozen = schedules.filter((schedule) => !editable(schedule)).length;
       const made = promoted.filter((scheduleId) => roots.some((root) => root.id === scheduleId)).length;
@@ -175,6 +196,7 @@ export default defineOperation({
           ? `${frozen} schedule${frozen === 1 ? ' was' : 's were'} not altered because ${frozen === 1 ? 'it is' : 'they are'} PUBLISHING or PUBLISHED, ` +
             'or waiting to retry a send that got no answer'
           : '',
+        toReview ? 'waiting for approval (approvalStatus pending_review): nothing publishes until an approver approves' : '',
       ];
       return { postId: id, message: notes.filter(Boolean).join('; ') };
     });
@@ -184,8 +206,9 @@ export default defineOperation({
 });
 
 /**
- * Makes the post's DRAFT schedules live as createPost would: same subscription, connection, quota and slot rules.
- * Returns the schedules made live, thread parts included.
+ * Makes the post's DRAFT schedules live as createPost would: same subscription, connection, quota and slot rules;
+ * `forApproval`: held for review, with no quota spent and no publish job yet. Returns the schedules made live, thread
+ * parts included.
  */
 async function makeDraftsLive(
   tx: Sql,
@@ -193,6 +216,7 @@ async function makeDraftsLive(
   roots: LockedSchedule[],
   postAction: 'SCHEDULED_TIME' | 'PUBLISH_NOW' | 'NEXT_WINDOW',
   scheduledAt: string | undefined,
+  forApproval: boolean,
   fail: (code: 'PAYMENT_REQUIRED' | 'INVALID_STATE' | 'POST_QUOTA_EXCEEDED', message: string) => never,
 ): Promise<string[]> {
   const drafts = roots.filter((root) => root.status === 'DRAFT');
@@ -205,7 +229,7 @@ async function makeDraftsLive(
   await tx`SELECT 1 FROM integrations WHERE id = ANY(${drafts.map((draft) => draft.integrationId)}::uuid[]) ORDER BY id FOR NO KEY UPDATE`;
   const posts: Partial<Record<Platform, number>> = {};
   for (const draft of drafts) posts[draft.platform] = (posts[draft.platform] ?? 0) + 1;
-  const refusal = await spendQuotas(tx, { id: workspaceId, plan: workspace!.plan }, posts);
+  const refusal = forApproval ? undefined : await spendQuotas(tx, { id: workspaceId, plan: workspace!.plan }, posts);
   if (refusal) fail('POST_QUOTA_EXCEEDED', refusal);
   const now = new Date();
   const live: string[] = [];
@@ -216,10 +240,11 @@ async function makeDraftsLive(
       if (!slot) fail('INVALID_STATE', `"${draft.name}": no free posting slot in the next ${LOOKAHEAD_DAYS} days; check the workspace's posting windows`);
       at = slot;
     }
-    const made = await tx<{ id: string }[]>`UPDATE schedules SET status = 'SCHEDULED', scheduled_at = ${at}, updated_at = now()
+    const made = await tx<{ id: string }[]>`UPDATE schedules SET status = 'SCHEDULED', scheduled_at = ${at}, updated_at = now(),
+        quota_spent = (thread_order = 0 AND NOT ${forApproval}::boolean)
       WHERE (id = ${draft.id} OR thread_root_schedule_id = ${draft.id}) AND status = 'DRAFT' RETURNING id`;
     live.push(...made.map((row) => row.id));
   }
-  await enqueuePublish(tx, drafts.map((draft) => draft.id));
+  if (!forApproval) await enqueuePublish(tx, drafts.map((draft) => draft.id));
   return live;
 }

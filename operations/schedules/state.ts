@@ -1,6 +1,7 @@
 import type { Sql } from '../../src/db/index.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import type { ScheduleStatus } from '../posts/post.js';
+import { waitingReason, type ApprovalStatus } from '../posts/approval.js';
 
 /**
  * The schedule state machine: for each operation that moves a schedule, the statuses it moves from and the
@@ -31,6 +32,7 @@ export interface LockedSchedule {
   threadRootScheduleId: string | null;
   threadOrder: number;
   subscriptionStatus: 'active' | 'none';
+  approvalStatus: ApprovalStatus | null;
 }
 
 type Refusal = { code: 'NOT_FOUND' | 'INVALID_STATE' | 'PAYMENT_REQUIRED'; message: string };
@@ -46,8 +48,8 @@ export async function lockForMove(
   move: Move,
 ): Promise<{ schedule: LockedSchedule; next: ScheduleStatus | null } | Refusal> {
   const [schedule] = await tx<LockedSchedule[]>`
-    SELECT s.id, s.status, s.thread_root_schedule_id, s.thread_order, o.subscription_status
-    FROM schedules s JOIN organizations o ON o.id = s.organization_id
+    SELECT s.id, s.status, s.thread_root_schedule_id, s.thread_order, o.subscription_status, p.approval_status
+    FROM schedules s JOIN organizations o ON o.id = s.organization_id JOIN posts p ON p.id = s.post_id
     WHERE s.id = ${id} AND s.organization_id = ${workspaceId}
     FOR NO KEY UPDATE OF s`;
   if (!schedule) return { code: 'NOT_FOUND', message: NOT_FOUND_MESSAGE };
@@ -57,6 +59,9 @@ export async function lockForMove(
     const allowed = Object.keys(moves).join(', ');
     return { code: 'INVALID_STATE', message: `The schedule is ${schedule.status}; ${move} applies only to a schedule that is ${allowed}` };
   }
+  // A held post's schedules have no publish job: moving one must not give it one.
+  const held = next !== null ? waitingReason(schedule.approvalStatus) : undefined;
+  if (held) return { code: 'INVALID_STATE', message: `The schedule cannot be ${move === 'retry' ? 'retried' : 'rescheduled'}: ${held}` };
   if (next === 'SCHEDULED' && schedule.status !== 'SCHEDULED' && schedule.subscriptionStatus !== 'active') {
     return { code: 'PAYMENT_REQUIRED', message: `The workspace has no active subscription: a ${schedule.status} schedule cannot be made live` };
   }

@@ -305,7 +305,11 @@ export interface paths {
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Rename an API key, or set whether the posts written with it need approval
+         * @description A member changes their own keys; the owner changes any (FORBIDDEN otherwise). A change of `postsNeedApproval` applies to the posts written from then on: posts already waiting for approval stay waiting. Answers the key. Internal: an API key cannot change keys.
+         */
+        patch: operations["updateApiKey"];
         trace?: never;
     };
     "/members": {
@@ -549,6 +553,11 @@ export interface paths {
          *     and 17:00) after now, within 366 days. A slot is taken while a live schedule (SCHEDULED, PUBLISHING, PUBLISHED) of that
          *     channel is at that instant; wall-clock times hold across daylight-saving changes. Concurrent creates never take the same slot.
          *
+         *     **A post may wait for a person.** When the workspace, or the API key in use, requires approval (`postsNeedApproval`), a live
+         *     post is created with `approvalStatus: pending_review` and `canSchedule: false`: its schedules are SCHEDULED (NEXT_WINDOW
+         *     still takes their slots) but nothing publishes and no quota is spent until one of its `requiredApproverIds` approves it;
+         *     the message says so. Read `approvalStatus` back (GET /posts/{id}) rather than assuming a post went out.
+         *
          *     Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel's
          *     platform, one post per row and channel (thread parts are replies, not posts; 403 POST_QUOTA_EXCEEDED when spent). Content,
          *     overrides, thread parts and first comments must fit each channel's platform (400 CONTENT_TOO_LONG): Bluesky 300 graphemes and
@@ -575,7 +584,7 @@ export interface paths {
         };
         /**
          * One post of the workspace, with its schedules, tags, attachments and author
-         * @description Schedules come one per channel, each followed by its thread parts, with the channel as `integration` (`id`, `name`, `platform`, `tokenStatus`). Fields of features not built yet (approval, evergreen recycling, collaboration) are null, false or empty.
+         * @description Schedules come one per channel, each followed by its thread parts, with the channel as `integration` (`id`, `name`, `platform`, `tokenStatus`). A post held for approval says so in `approvalStatus` and `canSchedule`. Fields of features not built yet (evergreen recycling, collaboration) are null, false or empty.
          */
         get: operations["getPost"];
         put?: never;
@@ -607,8 +616,73 @@ export interface paths {
          *     Every new text is checked against each affected channel's platform (400 CONTENT_TOO_LONG, naming the field, channel and
          *     limit). A platform without threads (LinkedIn) refuses a change to a thread part and making thread parts live (400
          *     VALIDATION_ERROR, naming the field, channel and rule): delete such a part (DELETE /schedules/{id}). All or nothing.
+         *
+         *     Approval: a change to a post waiting for approval keeps it waiting (asked again now); a change to a rejected post sends it
+         *     back to review. When the workspace or the API key in use requires approval, drafts made live wait for it (no quota spent
+         *     yet), and a change to what a live post publishes (content, media, first comment, `schedules`) takes it off the queue of
+         *     publishing and back to review; tags alone do not. The message says when the post waits.
          */
         patch: operations["updatePost"];
+        trace?: never;
+    };
+    "/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The posts waiting for approval, oldest request first (or the rejected ones)
+         * @description Each post whole, as GET /posts/{id} answers it: its schedules per channel, what each would publish, who may approve (`requiredApproverIds`) and since when it waits (`approvalRequestedAt`). `status=rejected` lists the rejected posts instead, each with its reviewer and note. Internal (dashboard, command line with a session, admin): an API key cannot review posts.
+         */
+        get: operations["listApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/posts/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a post waiting for review: its schedules are queued for publishing
+         * @description Only a post in `pending_review` (else 409 INVALID_STATE saying who reviewed it and when), by one of its `requiredApproverIds` or a workspace owner (else 403 FORBIDDEN). In one transaction: the monthly quota is spent for each of its channels (the usual 403 POST_QUOTA_EXCEEDED, and 402 PAYMENT_REQUIRED without an active subscription, leave it waiting), a schedule whose time passed while it waited is moved to now and publishes at once, the others keep their time, and their publish jobs are queued. Answers the post. Internal (dashboard, command line with a session, admin).
+         */
+        post: operations["approvePost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/posts/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a post waiting for review, with a note for its author
+         * @description Only a post in `pending_review` (else 409 INVALID_STATE), by one of its `requiredApproverIds` or a workspace owner (else 403 FORBIDDEN). The post becomes `rejected` with `approvalReviewerId` and `approvalNote`; nothing publishes and no quota is spent. A change to the post (PATCH /posts/{id}) sends it back to review. Answers the post. Internal (dashboard, command line with a session, admin).
+         */
+        post: operations["rejectPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/schedules": {
@@ -731,8 +805,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Set the workspace's name, time zone, posting windows and default languages
-         * @description The workspace's name; the time zone (IANA; UTC until set) in which NEXT_WINDOW reads the posting windows and the calendar reads dates, the posting windows themselves: groups of ISO weekdays and local HH:MM times (by default Monday to Friday at 09:00, 12:00 and 17:00), and the default languages of Bluesky posts (none until set). Any may be left out. Answers the settings as they now are. The owner's to change. Internal (dashboard, admin command).
+         * Set the workspace's name, time zone, posting windows, default languages and approval rule
+         * @description The workspace's name; the time zone (IANA; UTC until set) in which NEXT_WINDOW reads the posting windows and the calendar reads dates, the posting windows themselves: groups of ISO weekdays and local HH:MM times (by default Monday to Friday at 09:00, 12:00 and 17:00), the default languages of Bluesky posts (none until set), and whether live posts wait for approval and who approves them. Any may be left out. Answers the settings as they now are. The owner's to change. Internal (dashboard, admin command).
          */
         patch: operations["updateWorkspaceSettings"];
         trace?: never;
@@ -929,7 +1003,7 @@ export interface components {
             /** @description Unique and stable (the same in every delivery); also the feed's position: pass it as `cursor`. */
             id: string;
             /** @enum {string} */
-            type: "post.created" | "post.updated" | "post.deleted";
+            type: "post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected";
             /** Format: date-time */
             createdAt: string;
             /** Format: uuid */
@@ -1043,13 +1117,18 @@ export interface components {
             isEvergreen: boolean;
             lastRecycledAt: string | null;
             tagIds: string[];
-            /** @description Null: the workspace has no approval workflow (not built yet). */
+            /** @description Null: no approval rule held the post. `pending_review`: it waits for an approver and nothing publishes; `approved`: an approver let it publish; `rejected`: an approver refused it (a change sends it back to review). */
             approvalStatus: ("pending_review" | "approved" | "rejected") | null;
             approvalRequestedAt: string | null;
             approvalCompletedAt: string | null;
+            /** @description Who may approve it (user ids; a workspace owner may too); empty when no rule held it. */
             requiredApproverIds: string[];
-            /** @description False while the post waits for approval. */
+            /** @description False while the post waits for approval or is rejected: its schedules do not publish. */
             canSchedule: boolean;
+            /** @description Who approved or rejected it; null before a review, or once that user is gone. */
+            approvalReviewerId: string | null;
+            /** @description The reviewer's note, kept with the decision. */
+            approvalNote: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1198,7 +1277,7 @@ export interface components {
             threadRootScheduleId: string | null;
             /** @description 0 for the thread's first schedule (every schedule without a thread), then 1, 2... */
             threadOrder: number;
-            /** @description Null: the workspace has no approval workflow (not built yet). */
+            /** @description Null: no approval rule held the post. `pending_review`: it waits for an approver and nothing publishes; `approved`: an approver let it publish; `rejected`: an approver refused it (a change sends it back to review). */
             approvalStatus: ("pending_review" | "approved" | "rejected") | null;
             approvalRequestedAt: string | null;
             approvalCompletedAt: string | null;
@@ -1248,7 +1327,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types sent to it; empty: every type. */
-            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
+            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
             enabled: boolean;
             /** @description Why it was disabled: by hand, or after failing every delivery for 3 days. */
             disabledReason: string | null;
@@ -1267,7 +1346,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types sent to it; empty: every type. */
-            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
+            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
             enabled: boolean;
             /** @description Why it was disabled: by hand, or after failing every delivery for 3 days. */
             disabledReason: string | null;
@@ -1292,7 +1371,7 @@ export interface components {
             endpointId: string;
             eventId: string;
             /** @enum {string} */
-            eventType: "post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled";
+            eventType: "post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled";
             /**
              * @description `pending`: to be sent, or to be retried at `nextAttemptAt`; `delivered`: a 2xx answer; `failed`: every retry failed, or the endpoint was disabled.
              * @enum {string}
@@ -1358,6 +1437,8 @@ export interface components {
             revokedAt: string | null;
             /** @description The key's latest call, to within a few seconds (usage is written in batches); null when never used. */
             lastUsedAt: string | null;
+            /** @description Whether the live posts written with this key wait for a person's approval (approvalStatus pending_review) before they publish. */
+            postsNeedApproval: boolean;
             /** Format: date-time */
             createdAt: string;
             key: string;
@@ -1385,6 +1466,8 @@ export interface components {
             revokedAt: string | null;
             /** @description The key's latest call, to within a few seconds (usage is written in batches); null when never used. */
             lastUsedAt: string | null;
+            /** @description Whether the live posts written with this key wait for a person's approval (approvalStatus pending_review) before they publish. */
+            postsNeedApproval: boolean;
             /** Format: date-time */
             createdAt: string;
         };
@@ -1493,7 +1576,7 @@ export interface components {
             threadRootScheduleId: string | null;
             /** @description 0 for the thread's first schedule (every schedule without a thread), then 1, 2... */
             threadOrder: number;
-            /** @description Null: the workspace has no approval workflow (not built yet). */
+            /** @description Null: no approval rule held the post. `pending_review`: it waits for an approver and nothing publishes; `approved`: an approver let it publish; `rejected`: an approver refused it (a change sends it back to review). */
             approvalStatus: ("pending_review" | "approved" | "rejected") | null;
             approvalRequestedAt: string | null;
             approvalCompletedAt: string | null;
@@ -1537,13 +1620,18 @@ export interface components {
             isEvergreen: boolean;
             lastRecycledAt: string | null;
             tagIds: string[];
-            /** @description Null: the workspace has no approval workflow (not built yet). */
+            /** @description Null: no approval rule held the post. `pending_review`: it waits for an approver and nothing publishes; `approved`: an approver let it publish; `rejected`: an approver refused it (a change sends it back to review). */
             approvalStatus: ("pending_review" | "approved" | "rejected") | null;
             approvalRequestedAt: string | null;
             approvalCompletedAt: string | null;
+            /** @description Who may approve it (user ids; a workspace owner may too); empty when no rule held it. */
             requiredApproverIds: string[];
-            /** @description False while the post waits for approval. */
+            /** @description False while the post waits for approval or is rejected: its schedules do not publish. */
             canSchedule: boolean;
+            /** @description Who approved or rejected it; null before a review, or once that user is gone. */
+            approvalReviewerId: string | null;
+            /** @description The reviewer's note, kept with the decision. */
+            approvalNote: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1604,7 +1692,7 @@ export interface components {
                 threadRootScheduleId: string | null;
                 /** @description 0 for the thread's first schedule (every schedule without a thread), then 1, 2... */
                 threadOrder: number;
-                /** @description Null: the workspace has no approval workflow (not built yet). */
+                /** @description Null: no approval rule held the post. `pending_review`: it waits for an approver and nothing publishes; `approved`: an approver let it publish; `rejected`: an approver refused it (a change sends it back to review). */
                 approvalStatus: ("pending_review" | "approved" | "rejected") | null;
                 approvalRequestedAt: string | null;
                 approvalCompletedAt: string | null;
@@ -1656,6 +1744,9 @@ export interface components {
                 times: string[];
             }[];
             languages: string[];
+            /** @description Every live post of the workspace waits for approval before it publishes (approvalStatus pending_review), whoever writes it. Posts already waiting stay waiting when it is turned off. An API key can require approval on its own (postsNeedApproval on the key). */
+            postsNeedApproval: boolean;
+            approverIds: string[];
             /** Format: uuid */
             id: string;
             plan: {
@@ -1689,6 +1780,9 @@ export interface components {
                 times: string[];
             }[];
             languages: string[];
+            /** @description Every live post of the workspace waits for approval before it publishes (approvalStatus pending_review), whoever writes it. Posts already waiting stay waiting when it is turned off. An API key can require approval on its own (postsNeedApproval on the key). */
+            postsNeedApproval: boolean;
+            approverIds: string[];
         };
         InitiatedUpload: {
             /**
@@ -2524,7 +2618,7 @@ export interface operations {
                 /** @description How many items to return, 1 to 100; 50 unless given. */
                 limit?: number;
                 /** @description Only events of these types; repeated keys (`type=schedule.published&type=schedule.failed`) or comma-separated values. */
-                type?: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
+                type?: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
                 /** @description Only events written at or after this time: where a new reader starts (then it goes on with `cursor`). */
                 since?: string;
                 /** @description Only events about this resource (a post, schedule, channel or upload id); a post's id also selects its schedules' events. */
@@ -2750,7 +2844,7 @@ export interface operations {
                     /** @description Where deliveries are POSTed: an http or https URL of a public host (no user name or password); redirects are not followed. */
                     url: string;
                     /** @description The event types to send; empty or omitted: every type. */
-                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
+                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
                     /** @description What the endpoint is for, for people. */
                     description?: string;
                 };
@@ -3114,7 +3208,7 @@ export interface operations {
                     /** @description Where deliveries are POSTed: an http or https URL of a public host (no user name or password); redirects are not followed. */
                     url?: string;
                     /** @description The event types to send; empty or omitted: every type. */
-                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
+                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
                     /** @description What the endpoint is for, for people. */
                     description?: string;
                     /** @description False stops deliveries; true resumes them. */
@@ -4027,6 +4121,11 @@ export interface operations {
                      * @description When the key stops working; it never expires unless given.
                      */
                     expiresAt?: string;
+                    /**
+                     * @description The live posts written with the key wait for approval by the workspace's approvers before they publish: the safe way to hand a key to an AI agent. Posts already waiting stay waiting when it is turned off.
+                     * @default false
+                     */
+                    postsNeedApproval?: boolean;
                 };
             };
         };
@@ -4203,6 +4302,187 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: Only the workspace's owner may do this (managing members); the message says what. `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description The live posts written with the key wait for approval by the workspace's approvers before they publish: the safe way to hand a key to an AI agent. Posts already waiting stay waiting when it is turned off. */
+                    postsNeedApproval?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
                 };
             };
             /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `INVALID_JSON`: The request body is not valid JSON. */
@@ -7463,6 +7743,549 @@ export interface operations {
             };
         };
     };
+    listApprovals: {
+        parameters: {
+            query?: {
+                /** @description pending_review (the queue) unless given. */
+                status?: "pending_review" | "rejected";
+                /** @description How many items to return, 1 to 100; 20 unless given. */
+                limit?: number;
+                /** @description The nextCursor of the previous page; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Post"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    approvePost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The post's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Kept on the post as `approvalNote`: why, for its author. */
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Post"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYMENT_REQUIRED`: The workspace has no active subscription, and a live schedule was requested (drafts are allowed). */
+            402: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYMENT_REQUIRED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: Only the workspace's owner may do this (managing members); the message says what. `POST_QUOTA_EXCEEDED`: The plan's monthly post quota for a target platform is spent; the message names the platform, the limit, the plan and when it resets. `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "POST_QUOTA_EXCEEDED" | "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INVALID_STATE`: The resource's current state does not allow this; the message names the state. */
+            409: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INVALID_STATE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    rejectPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The post's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Kept on the post as `approvalNote`: why, for its author. */
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Post"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYMENT_REQUIRED`: The workspace has no active subscription, and a live schedule was requested (drafts are allowed). */
+            402: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYMENT_REQUIRED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: Only the workspace's owner may do this (managing members); the message says what. `POST_QUOTA_EXCEEDED`: The plan's monthly post quota for a target platform is spent; the message names the platform, the limit, the plan and when it resets. `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "POST_QUOTA_EXCEEDED" | "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INVALID_STATE`: The resource's current state does not allow this; the message names the state. */
+            409: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INVALID_STATE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
     listSchedules: {
         parameters: {
             query?: {
@@ -8524,6 +9347,10 @@ export interface operations {
                     }[];
                     /** @description The languages (BCP-47 tags, at most 3) a Bluesky post carries when its schedule's settings.langs names none. With none ([], the default), such a post carries the language detected from its text, when the detection is confident. */
                     languages?: string[];
+                    /** @description Every live post of the workspace waits for approval before it publishes (approvalStatus pending_review), whoever writes it. Posts already waiting stay waiting when it is turned off. An API key can require approval on its own (postsNeedApproval on the key). */
+                    postsNeedApproval?: boolean;
+                    /** @description The members who may approve posts (user ids); none (the default): the workspace's owners. Owners may always approve. */
+                    approverIds?: string[];
                 };
             };
         };

@@ -91,6 +91,8 @@ async function claim(app: AppContext, where: ReturnType<Sql>): Promise<Claimed |
       FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before
       -- Due, too: a job taken just before a reschedule moved its schedule later must leave it to the new job.
       WHERE s.id = before.id AND s.status = 'SCHEDULED' AND s.scheduled_at <= now()
+        -- Never a post held for review, whatever job asks (approval queues the jobs: operations/posts/approval.ts).
+        AND NOT EXISTS (SELECT 1 FROM posts p WHERE p.id = s.post_id AND p.approval_status IN ('pending_review', 'rejected'))
       RETURNING s.*, before.last_attempt AS previous_attempt),
     recorded AS (${scheduleEvents(db, storage, 'schedule.publishing', db`claimed`)})
     SELECT s.id, s.post_id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
