@@ -4,6 +4,7 @@ import { getSession, signOut, type Session } from './auth.js';
 import { Layout, PublicLayout } from './components/layout.js';
 import { Loading } from './components/page.js';
 import { ApiKeysPage } from './pages/api-keys.js';
+import { ApprovalsPage } from './pages/approvals.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import { CalendarPage } from './pages/calendar.js';
 import { ChannelsPage } from './pages/channels.js';
@@ -118,6 +119,8 @@ export function App() {
         <ComposePage {...props} postId={POST_PATH.exec(path)![1]} />
       ) : path === '/posts' ? (
         <PostsPage {...props} />
+      ) : path === '/approvals' ? (
+        <ApprovalsPage {...props} />
       ) : path === '/calendar' ? (
         <CalendarPage {...props} />
       ) : path === '/usage' ? (

@@ -21,6 +21,7 @@ export const DASHBOARD_PAGES = [
   '/compose',
   '/posts',
   '/posts/:id',
+  '/approvals',
   '/calendar',
   '/channels',
   '/usage',

@@ -49,3 +49,12 @@ export function excerpt(text: string, length = 80): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length <= length ? flat : `${flat.slice(0, length - 1).trimEnd()}…`;
 }
+
+/** A post held for approval says so above its schedules' statuses, which stay SCHEDULED while it waits. */
+export function ApprovalBadge({ post }: { post: { approvalStatus: 'pending_review' | 'approved' | 'rejected' | null; approvalNote: string | null } }) {
+  if (post.approvalStatus === 'pending_review') return <p class="approval-state waiting">Waiting for approval</p>;
+  if (post.approvalStatus === 'rejected') {
+    return <p class="approval-state rejected">Rejected{post.approvalNote ? `: ${post.approvalNote}` : ''}</p>;
+  }
+  return null;
+}

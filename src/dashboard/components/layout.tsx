@@ -7,6 +7,7 @@ const NAVIGATION = [
   { href: '/compose', label: 'Compose' },
   { href: '/calendar', label: 'Calendar' },
   { href: '/posts', label: 'Posts' },
+  { href: '/approvals', label: 'Approvals' },
   { href: '/channels', label: 'Channels' },
   { href: '/usage', label: 'Usage' },
   { href: '/settings/api-keys', label: 'Developer API' },

@@ -62,6 +62,7 @@ export function ApiKeysPage(_props: PageProps) {
                 <th scope="col">Last used</th>
                 <th scope="col">Expires</th>
                 <th scope="col">Status</th>
+                <th scope="col">Posts</th>
                 <th scope="col">
                   <span class="visually-hidden">Actions</span>
                 </th>
@@ -83,6 +84,7 @@ export function ApiKeysPage(_props: PageProps) {
                   <td data-label="Status">
                     <span class={`badge ${key.status}`}>{STATUS_LABELS[key.status]}</span>
                   </td>
+                  <td data-label="Posts">{key.postsNeedApproval ? 'Need approval' : 'Publish directly'}</td>
                   <td data-label="Actions">
                     {key.status === 'active' && (
                       <button type="button" class="danger" onClick={() => {
@@ -153,6 +155,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => Promise<
   const form = useRef<HTMLFormElement>(null);
   const [name, setName] = useState('');
   const [expiry, setExpiry] = useState('');
+  const [needApproval, setNeedApproval] = useState(false);
   const create = useAction();
 
   const submit = async (event: Event) => {
@@ -160,10 +163,11 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => Promise<
     if (create.busy) return;
     // The key works through the chosen day, to its last moment in the browser's time zone.
     const expiresAt = expiry ? new Date(`${expiry}T23:59:59.999`).toISOString() : undefined;
-    const result = await create.run(() => call(api.POST('/api-keys', { body: { name: name.trim(), ...(expiresAt && { expiresAt }) } })));
+    const result = await create.run(() => call(api.POST('/api-keys', { body: { name: name.trim(), postsNeedApproval: needApproval, ...(expiresAt && { expiresAt }) } })));
     if (!result.ok) return focusFirstInvalid(form.current);
     setName('');
     setExpiry('');
+    setNeedApproval(false);
     await onCreated(result.data);
   };
 
@@ -180,6 +184,15 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => Promise<
         hint="The key stops working at the end of this day. Leave empty for a key that does not expire."
         error={errorFor(create.error, 'expiresAt')}
       />
+      <div class="field">
+        <label class="checkbox">
+          <input type="checkbox" name="postsNeedApproval" checked={needApproval} aria-describedby="approval-hint" onChange={(event) => setNeedApproval(event.currentTarget.checked)} />
+          Posts need approval
+        </label>
+        <p class="hint" id="approval-hint">
+          The live posts written with this key wait on the Approvals page until an approver approves them: the safe way to give a key to an AI agent.
+        </p>
+      </div>
       <ErrorMessage message={formError(create.error, ['name', 'expiresAt'])} />
       <SubmitButton busy={create.busy} busyLabel="Creating…">
         Create key

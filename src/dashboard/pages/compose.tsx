@@ -7,6 +7,7 @@ import { PostPreview } from '../compose/preview.js';
 import { fileRefusal, uploadFile, withdrawn } from '../compose/upload.js';
 import { formatSlotInZone, isoToZoned, zonedToIso } from '../zoned-time.js';
 import { formatBytes, formatNumber } from '../format.js';
+import { ApprovalBadge } from '../calendar/status.js';
 import { useAction, useLoad } from '../hooks.js';
 import { Link, navigate } from '../router.js';
 import {
@@ -61,6 +62,7 @@ export function ComposePage({ postId }: PageProps & { postId?: string }) {
       intro={postId ? 'Change the post’s text, comment, images and tags, or schedule its drafts.' : 'Write a post once, for every channel you choose.'}
     >
       <ErrorMessage message={error?.message} />
+      {ready && post.data && <ApprovalBadge post={post.data} />}
       {!ready && !error && <Loading what="the composer" />}
       {ready && (
         <Composer

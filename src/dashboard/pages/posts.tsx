@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, call, type Schema } from '../api.js';
 import type { PageProps } from '../app.js';
 import { followInApp } from '../calendar/schedule-dialog.js';
-import { excerpt, PLATFORM_LABELS, STATUS_LABELS, STATUSES, StatusBadge, type ScheduleStatus } from '../calendar/status.js';
+import { ApprovalBadge, excerpt, PLATFORM_LABELS, STATUS_LABELS, STATUSES, StatusBadge, type ScheduleStatus } from '../calendar/status.js';
 import { formatInZone, isDay } from '../zoned-time.js';
 import { ErrorMessage, Field } from '../components/form.js';
 import { Loading, Page } from '../components/page.js';
@@ -254,6 +254,7 @@ function PostsTable({ posts, timeZone }: { posts: Post[]; timeZone: string }) {
                 </ul>
               </td>
               <td data-label="Status">
+                <ApprovalBadge post={post} />
                 <ul class="post-schedules">
                   {schedules.map((schedule) => (
                     <li key={schedule.id}>

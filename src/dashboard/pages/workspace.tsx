@@ -8,19 +8,22 @@ import { PostingWindowsEditor, type PostingWindow } from './posting-windows.js';
 
 type Workspace = Schema<'Workspace'>;
 
-const FIELDS = ['name', 'timeZone', 'postingWindows', 'languages'];
+const FIELDS = ['name', 'timeZone', 'postingWindows', 'languages', 'postsNeedApproval', 'approverIds'];
+type Member = Schema<'Member'>;
 
-/** The workspace's name, time zone, posting windows (the slots NEXT_WINDOW fills) and default languages. */
+/** The workspace's name, time zone, posting windows (the slots NEXT_WINDOW fills), default languages and approval rule. */
 export function WorkspacePage({ session, updateSession }: PageProps) {
   const workspace = useLoad(() => call(api.GET('/workspace')));
+  const members = useLoad(() => call(api.GET('/members')));
   return (
     <Page title="Workspace settings">
       {session.role !== 'owner' && <p>Only the workspace's owner can change these settings.</p>}
-      <ErrorMessage message={workspace.error?.message} />
-      {!workspace.data && !workspace.error && <Loading what="the settings" />}
-      {workspace.data && (
+      <ErrorMessage message={workspace.error?.message ?? members.error?.message} />
+      {(!workspace.data || !members.data) && !workspace.error && !members.error && <Loading what="the settings" />}
+      {workspace.data && members.data && (
         <SettingsForm
           workspace={workspace.data}
+          members={members.data.items}
           readOnly={session.role !== 'owner'}
           onSaved={(name) => updateSession({ ...session, workspace: { ...session.workspace, name } })}
         />
@@ -29,18 +32,20 @@ export function WorkspacePage({ session, updateSession }: PageProps) {
   );
 }
 
-function SettingsForm({ workspace, readOnly, onSaved }: { workspace: Workspace; readOnly: boolean; onSaved: (name: string) => void }) {
+function SettingsForm({ workspace, members, readOnly, onSaved }: { workspace: Workspace; members: Member[]; readOnly: boolean; onSaved: (name: string) => void }) {
   const form = useRef<HTMLFormElement>(null);
   const [name, setName] = useState(workspace.name);
   const [timeZone, setTimeZone] = useState(workspace.timeZone);
   const [windows, setWindows] = useState<PostingWindow[]>(workspace.postingWindows);
   const [languages, setLanguages] = useState(workspace.languages.join(', '));
+  const [needApproval, setNeedApproval] = useState(workspace.postsNeedApproval);
+  const [approverIds, setApproverIds] = useState(workspace.approverIds);
   const [saved, setSaved] = useState('');
   const save = useAction();
   const zones = useMemo(() => timeZones(workspace.timeZone), [workspace.timeZone]);
 
   // A change after a save makes "Saved" untrue.
-  useEffect(() => setSaved(''), [name, timeZone, windows, languages]);
+  useEffect(() => setSaved(''), [name, timeZone, windows, languages, needApproval, approverIds]);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -53,6 +58,8 @@ function SettingsForm({ workspace, readOnly, onSaved }: { workspace: Workspace; 
         .split(/[\s,]+/)
         .map((tag) => tag.trim())
         .filter(Boolean),
+      postsNeedApproval: needApproval,
+      approverIds,
     };
     const result = await save.run(() => call(api.PATCH('/workspace/settings', { body })));
     if (!result.ok) return focusFirstInvalid(form.current);
@@ -76,6 +83,37 @@ function SettingsForm({ workspace, readOnly, onSaved }: { workspace: Workspace; 
           hint="Up to 3 language tags, separated by commas (en, fr, pt-BR). Leave empty to let Postwise detect each post's language."
           error={errorFor(save.error, 'languages')}
         />
+        <fieldset>
+          <legend>Approval</legend>
+          <label class="checkbox">
+            <input type="checkbox" name="postsNeedApproval" checked={needApproval} onChange={(event) => setNeedApproval(event.currentTarget.checked)} />
+            Every live post needs approval before it publishes
+          </label>
+          <p class="hint">
+            Posts wait on the Approvals page until an approver approves them. A single API key can require approval on its own (Developer API).
+          </p>
+          <p class="hint" id="approvers-hint">
+            Who approves: the members ticked here, or the owners when none is. Owners may always approve.
+          </p>
+          <ul class="tag-choices" aria-describedby="approvers-hint">
+            {members.map((member) => (
+              <li key={member.userId}>
+                <label class="checkbox">
+                  <input
+                    type="checkbox"
+                    name="approverIds"
+                    checked={approverIds.includes(member.userId)}
+                    onChange={(event) =>
+                      setApproverIds((ids) => (event.currentTarget.checked ? [...ids, member.userId] : ids.filter((id) => id !== member.userId)))
+                    }
+                  />
+                  Approver: {member.user.name}
+                </label>
+              </li>
+            ))}
+          </ul>
+          {errorFor(save.error, 'approverIds') && <p class="field-error">{errorFor(save.error, 'approverIds')}</p>}
+        </fieldset>
         <ErrorMessage message={formError(save.error, FIELDS)} />
         <SubmitButton busy={save.busy}>Save settings</SubmitButton>
       </fieldset>
