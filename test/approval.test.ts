@@ -92,8 +92,9 @@ describe('a key that requires approval (the agent\'s key)', () => {
         arguments: { rows: [{ content: 'An agent wrote this one, and a person reads it first.' }], shared: { selectedIntegrations: [bluesky] }, postAction: 'PUBLISH_NOW' },
       });
       expect(created.isError, JSON.stringify(created)).toBeFalsy();
-      const { postId, message } = created.structuredContent as { postId: string; message: string };
+      const { postId, message, approvalStatus, canSchedule } = created.structuredContent as { postId: string; message: string; approvalStatus: string; canSchedule: boolean };
       expect(message).toBe('1 post with 1 schedule queued for publishing now; waiting for approval (approvalStatus pending_review): nothing publishes until an approver approves');
+      expect([approvalStatus, canSchedule]).toEqual(['pending_review', false]);
 
       const read = await mcp.callTool({ name: 'getPost', arguments: { id: postId } });
       const held = read.structuredContent as Record<string, any>;
@@ -238,7 +239,12 @@ describe('the workspace\'s rule', () => {
 
     const changed = await rest(ws.apiKey, `/posts/${postId}`, { method: 'PATCH', body: { content: 'Our spring catalogue: forty new titles.' } });
     expect(changed.status, changed.text).toBe(200);
-    expect(changed.json.message).toBe('Post updated; waiting for approval (approvalStatus pending_review): nothing publishes until an approver approves');
+    expect(changed.json).toEqual({
+      postId,
+      message: 'Post updated; waiting for approval (approvalStatus pending_review): nothing publishes until an approver approves',
+      approvalStatus: 'pending_review',
+      canSchedule: false,
+    });
     expect(await post(owner, postId)).toMatchObject({ approvalStatus: 'pending_review', approvalReviewerId: null, approvalNote: null, requiredApproverIds: [grace.id] });
 
     // An owner may approve though not named; the job is queued at the schedule's time.
@@ -249,7 +255,12 @@ describe('the workspace\'s rule', () => {
 
     // Tags alone leave it approved; a change to what it publishes sends it back while the rule holds, its job removed.
     const tag = await ws.admin('createTag', { name: 'Spring' });
-    expect((await rest(ws.apiKey, `/posts/${postId}`, { method: 'PATCH', body: { tagIds: [tag.id] } })).json.message).toBe('Post updated');
+    expect((await rest(ws.apiKey, `/posts/${postId}`, { method: 'PATCH', body: { tagIds: [tag.id] } })).json).toEqual({
+      postId,
+      message: 'Post updated',
+      approvalStatus: 'approved',
+      canSchedule: true,
+    });
     expect(await post(owner, postId)).toMatchObject({ approvalStatus: 'approved' });
     expect(await jobsOf(postId)).toHaveLength(1);
     await rest(ws.apiKey, `/posts/${postId}`, { method: 'PATCH', body: { firstComment: 'Order at the shop.' } });

@@ -40,7 +40,7 @@ describe('PATCH /posts/{id}', () => {
     expect(third).toBeDefined();
     const answer = await patch(post.id, { content: 'New', isEvergreen: true });
     expect(answer.status, answer.text).toBe(200);
-    expect(answer.json).toEqual({ postId: post.id, message: 'Post updated' });
+    expect(answer.json).toEqual({ postId: post.id, message: 'Post updated', approvalStatus: null, canSchedule: true });
     const after = (await rest(`/posts/${post.id}`)).json;
     expect(after.content).toBe('New');
     expect(after.isEvergreen).toBe(true);
@@ -158,7 +158,7 @@ describe('PATCH /posts/{id}', () => {
       key: ws.apiKey,
       body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'updatePost', arguments: { id: post.id, content: 'Via MCP' } } },
     });
-    expect(mcp.json.result.structuredContent).toEqual({ postId: post.id, message: 'Post updated' });
+    expect(mcp.json.result.structuredContent).toEqual({ postId: post.id, message: 'Post updated', approvalStatus: null, canSchedule: true });
     expect((await rest(`/posts/${post.id}`)).json.content).toBe('Via MCP');
   });
 });

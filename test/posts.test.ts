@@ -61,7 +61,7 @@ describe('POST /posts', () => {
     const when = future(3);
     const answer = await create(ws, { rows: [{ content: 'Held', scheduledAt: when }, { content: 'Undated' }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'DRAFT' });
     expect(answer.status).toBe(201);
-    expect(answer.json).toEqual({ postId: answer.json.postIds[0], postIds: [expect.any(String), expect.any(String)], message: '2 posts with 4 schedules saved as drafts', scheduleCount: 4 });
+    expect(answer.json).toEqual({ postId: answer.json.postIds[0], postIds: [expect.any(String), expect.any(String)], message: '2 posts with 4 schedules saved as drafts', scheduleCount: 4, approvalStatus: null, canSchedule: true });
     expectDeclared('createPost', answer.json);
     const [held, undated] = await Promise.all(answer.json.postIds.map((id: string) => get(ws, `/posts/${id}`)));
     expect(held.json.schedules.map((s: any) => [s.status, s.scheduledAt, s.integration.platform])).toEqual([

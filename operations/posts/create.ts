@@ -10,7 +10,7 @@ import { text, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
-import type { ScheduleStatus } from './post.js';
+import { approvalStatus, canSchedule, type ScheduleStatus } from './post.js';
 import { imagesOf, mediaList, missingMedia, setAttachments } from './attachments.js';
 import { contentTooLong, count, mediaRuleViolated, spendQuotas, threadRefused } from './refusals.js';
 import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
@@ -88,7 +88,7 @@ export default defineOperation({
     '**A post may wait for a person.** When the workspace, or the API key in use, requires approval (`postsNeedApproval`), a live',
     'post is created with `approvalStatus: pending_review` and `canSchedule: false`: its schedules are SCHEDULED (NEXT_WINDOW',
     'still takes their slots) but nothing publishes and no quota is spent until one of its `requiredApproverIds` approves it;',
-    'the message says so. Read `approvalStatus` back (GET /posts/{id}) rather than assuming a post went out.',
+    'the answer says so (`approvalStatus`, `canSchedule`, and its message).',
     '',
     'Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel\'s',
     'platform, one post per row and channel (thread parts are replies, not posts; 403 POST_QUOTA_EXCEEDED when spent). Content,',
@@ -117,6 +117,8 @@ export default defineOperation({
       postIds: z.array(uuid).meta({ description: 'Every post created, in the order of the rows.' }),
       message: z.string(),
       scheduleCount: z.number().int().meta({ description: 'Schedules created, thread parts included.' }),
+      approvalStatus,
+      canSchedule,
     })
     .meta({ id: 'CreatedPosts' }),
   status: 201,
@@ -228,6 +230,8 @@ export default defineOperation({
           `${count(posts.length, 'post')} with ${count(scheduleCount, 'schedule')} ${actionMessages[postAction]}` +
           (rule ? `; waiting for approval (approvalStatus pending_review): nothing publishes until an approver approves` : ''),
         scheduleCount,
+        approvalStatus: rule ? ('pending_review' as const) : null,
+        canSchedule: !rule,
       };
     });
     await rememberThreadLanguages(db, created.postIds);

@@ -11,7 +11,7 @@ export const SCHEDULE_STATUSES = ['DRAFT', 'SCHEDULED', 'PUBLISHING', 'PUBLISHED
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
 export const scheduleStatus = z.enum(SCHEDULE_STATUSES);
 
-const approvalStatus = z
+export const approvalStatus = z
   .enum(['pending_review', 'approved', 'rejected'])
   .nullable()
   .meta({
@@ -19,6 +19,8 @@ const approvalStatus = z
       'Null: no approval rule held the post. `pending_review`: it waits for an approver and nothing publishes; `approved`: an approver ' +
       'let it publish; `rejected`: an approver refused it (a change sends it back to review).',
   });
+
+export const canSchedule = z.boolean().meta({ description: 'False while the post waits for approval or is rejected: its schedules do not publish.' });
 
 export const Attachment = z
   .object({
@@ -94,7 +96,7 @@ export const Post = z
     approvalRequestedAt: timestamp.nullable(),
     approvalCompletedAt: timestamp.nullable(),
     requiredApproverIds: z.array(z.string()).meta({ description: 'Who may approve it (user ids; a workspace owner may too); empty when no rule held it.' }),
-    canSchedule: z.boolean().meta({ description: 'False while the post waits for approval or is rejected: its schedules do not publish.' }),
+    canSchedule,
     approvalReviewerId: uuid.nullable().meta({ description: 'Who approved or rejected it; null before a review, or once that user is gone.' }),
     approvalNote: z.string().nullable().meta({ description: 'The reviewer\'s note, kept with the decision.' }),
     createdAt: timestamp,

@@ -9,7 +9,7 @@ import { approvalRule, requestApproval, type ApprovalStatus } from './approval.j
 import { rememberThreadLanguages } from '../../src/detected-languages.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 import { content, settings } from './create.js';
-import type { ScheduleStatus } from './post.js';
+import { approvalStatus, canSchedule, type ScheduleStatus } from './post.js';
 import { imagesOf, mediaList, missingMedia, setAttachments } from './attachments.js';
 import { contentTooLong, mediaRuleViolated, spendQuotas, threadRefused } from './refusals.js';
 import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
@@ -89,7 +89,7 @@ export default defineOperation({
       scheduledAt: timestamp.optional().meta({ description: 'With postAction SCHEDULED_TIME: when the drafts publish; in the future.' }),
     }),
   },
-  output: z.object({ postId: uuid, message: z.string() }),
+  output: z.object({ postId: uuid, message: z.string(), approvalStatus, canSchedule }),
   errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'INVALID_STATE', 'CONTENT_TOO_LONG', 'MEDIA_RULE_VIOLATED', 'PAYMENT_REQUIRED', 'POST_QUOTA_EXCEEDED'],
   async handler({ id, ...change }, { db, storage, auth, fail }) {
     if (change.postAction === 'SCHEDULED_TIME') {
@@ -198,7 +198,12 @@ export default defineOperation({
           : '',
         toReview ? 'waiting for approval (approvalStatus pending_review): nothing publishes until an approver approves' : '',
       ];
-      return { postId: id, message: notes.filter(Boolean).join('; ') };
+      return {
+        postId: id,
+        message: notes.filter(Boolean).join('; '),
+        approvalStatus: toReview ? ('pending_review' as const) : post.approvalStatus,
+        canSchedule: !toReview,
+      };
     });
     if (change.content !== undefined || change.schedules?.some((edit) => edit.content !== undefined)) await rememberThreadLanguages(db, [id]);
     return updated;

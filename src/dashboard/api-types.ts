@@ -556,7 +556,7 @@ export interface paths {
          *     **A post may wait for a person.** When the workspace, or the API key in use, requires approval (`postsNeedApproval`), a live
          *     post is created with `approvalStatus: pending_review` and `canSchedule: false`: its schedules are SCHEDULED (NEXT_WINDOW
          *     still takes their slots) but nothing publishes and no quota is spent until one of its `requiredApproverIds` approves it;
-         *     the message says so. Read `approvalStatus` back (GET /posts/{id}) rather than assuming a post went out.
+         *     the answer says so (`approvalStatus`, `canSchedule`, and its message).
          *
          *     Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel's
          *     platform, one post per row and channel (thread parts are replies, not posts; 403 POST_QUOTA_EXCEEDED when spent). Content,
@@ -1534,6 +1534,10 @@ export interface components {
             message: string;
             /** @description Schedules created, thread parts included. */
             scheduleCount: number;
+            /** @description Null: no approval rule held the post. `pending_review`: it waits for an approver and nothing publishes; `approved`: an approver let it publish; `rejected`: an approver refused it (a change sends it back to review). */
+            approvalStatus: ("pending_review" | "approved" | "rejected") | null;
+            /** @description False while the post waits for approval or is rejected: its schedules do not publish. */
+            canSchedule: boolean;
         };
         CalendarSchedule: {
             /** Format: uuid */
@@ -7557,6 +7561,10 @@ export interface operations {
                         /** Format: uuid */
                         postId: string;
                         message: string;
+                        /** @description Null: no approval rule held the post. `pending_review`: it waits for an approver and nothing publishes; `approved`: an approver let it publish; `rejected`: an approver refused it (a change sends it back to review). */
+                        approvalStatus: ("pending_review" | "approved" | "rejected") | null;
+                        /** @description False while the post waits for approval or is rejected: its schedules do not publish. */
+                        canSchedule: boolean;
                     };
                 };
             };
