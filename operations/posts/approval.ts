@@ -59,6 +59,10 @@ export async function lockApproval(
   return post;
 }
 
+/** SQL: the schedule row `alias` belongs to a post that is not held for review (the engine publishes only such). */
+export const postNotHeld = (db: Sql, alias: string) =>
+  db`NOT EXISTS (SELECT 1 FROM posts p WHERE p.id = ${db(alias)}.post_id AND p.approval_status IN ('pending_review', 'rejected'))`;
+
 /** Why a post in `status` cannot be published yet, for an INVALID_STATE message; undefined when it can. */
 export function waitingReason(status: ApprovalStatus | null): string | undefined {
   if (status === 'pending_review') return 'its post is waiting for approval (approvalStatus pending_review): an approver must approve it first';
