@@ -59,7 +59,7 @@ describe('POST /posts', () => {
 
   it('DRAFT: schedules in DRAFT, no job; a row with a date keeps it', async () => {
     const when = future(3);
-    const answer = await create(ws, { rows: [{ content: 'Held', scheduledAt: when }, { content: 'Undated' }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'DRAFT' });
+    const answer = await create(ws, { rows: [{ content: 'Held', scheduledAt: when, isEvergreen: true }, { content: 'Undated' }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'DRAFT' });
     expect(answer.status).toBe(201);
     expect(answer.json).toEqual({ postId: answer.json.postIds[0], postIds: [expect.any(String), expect.any(String)], message: '2 posts with 4 schedules saved as drafts', scheduleCount: 4, approvalStatus: null, canSchedule: true });
     expectDeclared('createPost', answer.json);
@@ -69,6 +69,8 @@ describe('POST /posts', () => {
       ['DRAFT', when, 'LINKEDIN'],
     ]);
     expect(undated.json.schedules.map((s: any) => s.scheduledAt)).toEqual([null, null]);
+    // isEvergreen as each row says, false unless given.
+    expect([held.json.isEvergreen, undated.json.isEvergreen]).toEqual([true, false]);
     expect(await jobsOf([...held.json.schedules, ...undated.json.schedules].map((s: any) => s.id))).toEqual([]);
   });
 

@@ -49,6 +49,10 @@ const Row = z.strictObject({
     .optional()
     .meta({ description: 'Per channel (one of shared.selectedIntegrations, once each): its own content and/or settings.' }),
   media: mediaList.optional(),
+  isEvergreen: z
+    .boolean()
+    .optional()
+    .meta({ description: 'An evergreen post: one that stays worth posting again (recycling it is not built yet). False unless given.' }),
 });
 
 type RowInput = z.output<typeof Row>;
@@ -179,7 +183,13 @@ export default defineOperation({
       const times = await scheduleTimes(tx, auth.workspaceId, rows, targets, postAction);
       if (typeof times === 'string') return fail('INVALID_STATE', times);
       const status: ScheduleStatus = live ? 'SCHEDULED' : 'DRAFT';
-      const posts = rows.map((row) => ({ id: randomUUID(), organizationId: auth.workspaceId, userId: auth.userId, content: row.content }));
+      const posts = rows.map((row) => ({
+        id: randomUUID(),
+        organizationId: auth.workspaceId,
+        userId: auth.userId,
+        content: row.content,
+        isEvergreen: row.isEvergreen ?? false,
+      }));
       const roots: Record<string, unknown>[] = [];
       const parts: Record<string, unknown>[] = [];
       for (const [rowIndex, row] of rows.entries()) {

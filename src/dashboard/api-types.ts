@@ -6941,6 +6941,8 @@ export interface operations {
                             /** @description Read aloud by screen readers; each platform caps its length (see MEDIA_RULE_VIOLATED). */
                             altText?: string;
                         }[];
+                        /** @description An evergreen post: one that stays worth posting again (recycling it is not built yet). False unless given. */
+                        isEvergreen?: boolean;
                     }[];
                     /** @description What every row shares: the channels it is scheduled to. */
                     shared: {
@@ -7508,7 +7510,7 @@ export interface operations {
                     tagIds?: string[];
                     /** @description The comment posted under the post on every unpublished schedule; null removes it. */
                     firstComment?: string | null;
-                    /** @description Whether the post is evergreen. */
+                    /** @description Whether the post is evergreen: one that stays worth posting again (recycling it is not built yet). */
                     isEvergreen?: boolean;
                     /** @description Images in order, each once, with optional alt text. Each channel's platform rules apply (400 MEDIA_RULE_VIOLATED, naming the platform and the rule): Bluesky at most 4 images of at most 1,000,000 bytes each (the `source` variant is what is published, made to fit) and alt text up to 2000 graphemes; LinkedIn at most 20 images, JPEG, PNG or GIF, and alt text up to 4086 characters. */
                     media?: {
