@@ -61,6 +61,15 @@ test('the rule turned on in Settings; a waiting post shown per channel on the Ap
   const postId = await create(ws.apiKey, 'Spring sale starts Monday at https://shop.example #spring', 'Questions? Ask us below.');
   await page.goto('/posts');
   await page.getByText('Waiting for approval').waitFor();
+  // On the calendar too: marked, and offered neither a move nor a retry.
+  await page.goto('/calendar?view=agenda');
+  const entries = page.locator('[data-schedule-id]').filter({ hasText: 'Needs approval' });
+  await entries.first().waitFor();
+  expect(await entries.count()).toBe(2);
+  await entries.first().getByRole('button').click();
+  await page.getByRole('link', { name: 'Open in the composer' }).waitFor();
+  expect(await page.getByRole('button', { name: 'Move to…' }).count()).toBe(0);
+  expect(await page.locator('[data-schedule-id][draggable="true"]').count()).toBe(0);
 
   await page.goto('/approvals');
   await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();

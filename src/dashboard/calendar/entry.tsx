@@ -2,8 +2,15 @@ import type { CalendarSchedule } from './data.js';
 import { excerpt, PLATFORM_LABELS, StatusBadge } from './status.js';
 import { formatTimeInZone } from '../zoned-time.js';
 
-/** Whether a schedule can be moved to another time: the API moves drafts, scheduled and failed ones, a thread by its first. */
-export const canMove = (schedule: CalendarSchedule) => schedule.threadOrder === 0 && ['DRAFT', 'SCHEDULED', 'FAILED'].includes(schedule.status);
+/** Whether a schedule's post waits for approval or was rejected: it does not publish, and cannot be moved or retried. */
+export const heldForApproval = (schedule: CalendarSchedule) => schedule.approvalStatus === 'pending_review' || schedule.approvalStatus === 'rejected';
+
+/**
+ * Whether a schedule can be moved to another time: the API moves drafts, scheduled and failed ones, a thread by its
+ * first, and none of a post held for approval.
+ */
+export const canMove = (schedule: CalendarSchedule) =>
+  schedule.threadOrder === 0 && ['DRAFT', 'SCHEDULED', 'FAILED'].includes(schedule.status) && !heldForApproval(schedule);
 
 /** The channel's avatar, or its initial when the platform gave none. */
 export function ChannelAvatar({ integration, size = 'small' }: { integration: CalendarSchedule['integration']; size?: 'small' | 'large' }) {
@@ -62,6 +69,11 @@ export function Entry({ schedule, timeZone, detailed, onOpen, onDragStart, onDra
           <ChannelAvatar integration={schedule.integration} />
           <span class="entry-time">{schedule.scheduledAt ? formatTimeInZone(schedule.scheduledAt, timeZone) : ''}</span>
           <StatusBadge status={schedule.status} />
+          {heldForApproval(schedule) && (
+            <span class={`approval-state ${schedule.approvalStatus === 'rejected' ? 'rejected' : 'waiting'}`}>
+              {schedule.approvalStatus === 'rejected' ? 'Rejected' : 'Needs approval'}
+            </span>
+          )}
         </span>
         <span class="entry-body">
           <Thumbnail schedule={schedule} />

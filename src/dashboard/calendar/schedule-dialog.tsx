@@ -5,7 +5,7 @@ import { Modal } from '../components/modal.js';
 import { useAction } from '../hooks.js';
 import { navigate } from '../router.js';
 import type { CalendarSchedule } from './data.js';
-import { canMove, ChannelAvatar, Thumbnail } from './entry.js';
+import { canMove, ChannelAvatar, heldForApproval, Thumbnail } from './entry.js';
 import { excerpt, PLATFORM_LABELS, StatusBadge } from './status.js';
 import { dayOf, formatDayLong, formatInZone, instantAt, timeOf, zoneName } from '../zoned-time.js';
 
@@ -87,7 +87,7 @@ export function ScheduleDialog({ schedule, step, setStep, timeZone, onClose, onC
                 Move to…
               </button>
             )}
-            {schedule.status === 'FAILED' && (
+            {schedule.status === 'FAILED' && !heldForApproval(schedule) && (
               <button type="button" class="primary" onClick={retry} disabled={action.busy} aria-busy={action.busy ? 'true' : undefined}>
                 {action.busy ? 'Retrying…' : 'Retry now'}
               </button>
