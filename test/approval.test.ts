@@ -115,6 +115,16 @@ describe('a key that requires approval (the agent\'s key)', () => {
       await new Promise((resolve) => setTimeout(resolve, 1500));
       expect((await post(owner, postId)).schedules[0].status).toBe('SCHEDULED');
 
+      // The agent's own moves over MCP: a change keeps it waiting, a reschedule is refused with the reason.
+      const changed = await mcp.callTool({ name: 'updatePost', arguments: { id: postId, content: 'An agent wrote this one, and a person reads it first.' } });
+      expect(changed.structuredContent).toMatchObject({ approvalStatus: 'pending_review', canSchedule: false });
+      const moved = await mcp.callTool({ name: 'rescheduleSchedule', arguments: { scheduleId: held.schedules[0].id, scheduledAt: new Date(Date.now() + 3_600_000).toISOString() } });
+      expect(moved.isError).toBe(true);
+      expect(JSON.parse((moved.content as { text: string }[])[0]!.text)).toEqual({
+        code: 'INVALID_STATE',
+        message: 'The schedule cannot be rescheduled: its post is waiting for approval (approvalStatus pending_review): an approver must approve it first',
+      });
+
       // Reviewing is not a key's: the generic 404, over REST and as a missing tool.
       for (const path of [`/posts/${postId}/approve`, `/posts/${postId}/reject`]) {
         expect(await rest(key.json.key, path, { method: 'POST', body: {} })).toMatchObject({ status: 404, json: { code: 'NOT_FOUND' } });
@@ -140,6 +150,8 @@ describe('a key that requires approval (the agent\'s key)', () => {
       const events = await rest(ws.apiKey, `/events?resourceId=${postId}`);
       expect(events.json.items.map((event: { type: string }) => event.type)).toEqual([
         'post.created',
+        'post.approval_requested',
+        'post.updated',
         'post.approval_requested',
         'post.approved',
         'schedule.scheduled',
