@@ -412,6 +412,12 @@ describe('profiles and secrets', () => {
     // A state-changing internal call carries the session's csrf token.
     const tag = await postwise(['tags', 'create', '--name', 'From the terminal'], { env, key: null });
     expect(tag.code, tag.stderr).toBe(0);
+    // The key to hand an agent, and the queue its posts would wait in (docs/publishing.md "Approval before publishing").
+    const agentKey = await postwise(['api-keys', 'create', '--name', 'Agent', '--posts-need-approval'], { env, key: null });
+    expect(agentKey.code, agentKey.stderr).toBe(0);
+    expect(JSON.parse(agentKey.stdout)).toMatchObject({ name: 'Agent', postsNeedApproval: true });
+    const queue = await postwise(['approvals', 'list'], { env, key: null });
+    expect([queue.code, JSON.parse(queue.stdout)]).toEqual([0, { items: [], nextCursor: null }]);
     const token = JSON.parse(await readFile(join(env.XDG_CONFIG_HOME, 'postwise', 'config.json'), 'utf8')).profiles.default.session.token as string;
     const traced = await postwise(['tags', 'list', '--verbose'], { env, key: null });
     expect(traced.code).toBe(0);
