@@ -148,6 +148,8 @@ describe('a key that requires approval (the agent\'s key)', () => {
       expect((await owner.request('/api/v1/approvals')).json.items).toEqual([]);
 
       const events = await rest(ws.apiKey, `/events?resourceId=${postId}`);
+      // Each event's post as it was after the change: created already waiting.
+      expect(events.json.items[0].data).toMatchObject({ approvalStatus: 'pending_review', canSchedule: false });
       expect(events.json.items.map((event: { type: string }) => event.type)).toEqual([
         'post.created',
         'post.approval_requested',
@@ -179,6 +181,16 @@ describe('a key that requires approval (the agent\'s key)', () => {
     expect(await post(owner, after.postId)).toMatchObject({ approvalStatus: null, canSchedule: true });
     expect(await jobsOf(after.postId)).toHaveLength(1);
     expect(await jobsOf(waiting.postId)).toEqual([]);
+
+    // A post of the workspace whose only schedule FAILED: the agent's change to its text goes to review, so that a
+    // retry cannot publish unreviewed text.
+    const broken = await create(ws.apiKey, [linkedin]);
+    await sql`UPDATE schedules SET status = 'FAILED' WHERE post_id = ${broken.postId}`;
+    await owner.request(`/api/v1/api-keys/${key.id}`, { method: 'PATCH', body: { postsNeedApproval: true } });
+    const rewritten = await rest(key.key, `/posts/${broken.postId}`, { method: 'PATCH', body: { content: 'Rewritten by the agent.' } });
+    expect(rewritten.json).toMatchObject({ approvalStatus: 'pending_review', canSchedule: false });
+    const [failed] = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${broken.postId}`;
+    expect((await rest(key.key, `/posts/schedules/${failed!.id}/retry`, { method: 'POST' })).json.code).toBe('INVALID_STATE');
 
     // A member may not change the owner's key; the key itself may not change keys.
     const eve = await member(ws, 'Eve');

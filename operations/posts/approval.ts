@@ -34,15 +34,14 @@ export async function approvalRule(tx: Sql, principal: Principal): Promise<Appro
 
 /**
  * Puts the posts `postIds` (locked or just made by the caller) in review: pending_review, asked now, `rule`'s
- * approvers, no reviewer yet, and their schedules with them; writes post.approval_requested. The caller removes the
- * publish jobs of schedules that had them.
+ * approvers, no reviewer yet, and their schedules with them. The caller removes the publish jobs of schedules that had
+ * them, and writes post.approval_requested after its own event (which then shows the post waiting).
  */
-export async function requestApproval(tx: Sql, storage: Storage, workspaceId: string, postIds: string[], rule: ApprovalRule): Promise<void> {
+export async function requestApproval(tx: Sql, postIds: string[], rule: ApprovalRule): Promise<void> {
   await tx`UPDATE schedules SET approval_status = 'pending_review', approval_requested_at = now(), approval_completed_at = NULL
     WHERE post_id = ANY(${postIds}::uuid[])`;
   await tx`UPDATE posts SET approval_status = 'pending_review', approval_requested_at = now(), approval_completed_at = NULL,
     required_approver_ids = ${rule.approverIds}::uuid[], approval_reviewer_id = NULL, approval_note = NULL WHERE id = ANY(${postIds}::uuid[])`;
-  await recordPostEvents(tx, storage, workspaceId, 'post.approval_requested', postIds);
 }
 
 /** A post's approval state, read under its lock (`FOR UPDATE`), or undefined when the workspace has no such post. */
@@ -59,9 +58,12 @@ export async function lockApproval(
   return post;
 }
 
-/** SQL: the schedule row `alias` belongs to a post that is not held for review (the engine publishes only such). */
-export const postNotHeld = (db: Sql, alias: string) =>
-  db`NOT EXISTS (SELECT 1 FROM posts p WHERE p.id = ${db(alias)}.post_id AND p.approval_status IN ('pending_review', 'rejected'))`;
+/**
+ * SQL: the schedule row `alias` is not held for review. The schedule's own copy of its post's state, not the post's:
+ * written in the same transaction as the post's, it is what a statement that waited for the schedule's lock sees anew.
+ */
+export const scheduleNotHeld = (db: Sql, alias: string) =>
+  db`(${db(alias)}.approval_status IS NULL OR ${db(alias)}.approval_status = 'approved')`;
 
 /** Why a post in `status` cannot be published yet, for an INVALID_STATE message; undefined when it can. */
 export function waitingReason(status: ApprovalStatus | null): string | undefined {
@@ -96,14 +98,21 @@ export async function approve(
   for (const { platform } of unspent) posts[platform] = (posts[platform] ?? 0) + 1;
   const refusal = await spendQuotas(tx, { id: workspaceId, plan: workspace!.plan }, posts);
   if (refusal) return { code: 'POST_QUOTA_EXCEEDED', message: refusal };
-  const schedules = await tx<{ id: string; threadOrder: number; live: boolean }[]>`
+  const schedules = await tx<{ id: string; thread: string; threadOrder: number; status: string }[]>`
     UPDATE schedules SET approval_status = 'approved', approval_completed_at = now(),
       scheduled_at = CASE WHEN status = 'SCHEDULED' AND scheduled_at < now() THEN date_trunc('milliseconds', now()) ELSE scheduled_at END
-    WHERE post_id = ${postId} RETURNING id, thread_order, status = 'SCHEDULED' AS live`;
-  const live = schedules.filter((schedule) => schedule.live);
+    WHERE post_id = ${postId} RETURNING id, coalesce(thread_root_schedule_id, id) AS thread, thread_order, status`;
+  const live = schedules.filter((schedule) => schedule.status === 'SCHEDULED');
+  // Each thread's job: its first schedule not yet published, when that one is due to go (a thread sent back to review
+  // mid-way resumes at its next part; one whose earlier part FAILED waits for that part's retry).
+  const firsts = new Map<string, { id: string; threadOrder: number; status: string }>();
+  for (const schedule of schedules) {
+    const first = firsts.get(schedule.thread);
+    if (schedule.status !== 'PUBLISHED' && (!first || schedule.threadOrder < first.threadOrder)) firsts.set(schedule.thread, schedule);
+  }
   await tx`UPDATE posts SET approval_status = 'approved', approval_completed_at = now(), approval_reviewer_id = ${review.reviewerId},
     approval_note = ${review.note}, updated_at = now() WHERE id = ${postId}`;
-  await enqueuePublish(tx, live.filter((schedule) => schedule.threadOrder === 0).map((schedule) => schedule.id));
+  await enqueuePublish(tx, [...firsts.values()].filter((schedule) => schedule.status === 'SCHEDULED').map((schedule) => schedule.id));
   await recordPostEvents(tx, storage, workspaceId, 'post.approved', [postId]);
   await recordScheduleEvents(tx, storage, 'schedule.scheduled', live.map((schedule) => schedule.id));
   return undefined;

@@ -231,9 +231,10 @@ export default defineOperation({
       // The reads that make the events are by ids: one plan serves every create, where Postgres would plan each anew
       // (measured: 44 → 51 creates a second, one at a time; docs/benchmarks.md "What events cost a create").
       await tx`SET LOCAL plan_cache_mode = force_generic_plan`;
+      if (rule) await requestApproval(tx, posts.map((post) => post.id), rule);
       await recordPostEvents(tx, storage, auth.workspaceId, 'post.created', posts.map((post) => post.id));
-      if (live && !rule) await recordScheduleEvents(tx, storage, 'schedule.scheduled', [...roots, ...parts].map((schedule) => schedule.id as string));
-      if (rule) await requestApproval(tx, storage, auth.workspaceId, posts.map((post) => post.id), rule);
+      if (rule) await recordPostEvents(tx, storage, auth.workspaceId, 'post.approval_requested', posts.map((post) => post.id));
+      else if (live) await recordScheduleEvents(tx, storage, 'schedule.scheduled', [...roots, ...parts].map((schedule) => schedule.id as string));
 
       const scheduleCount = roots.length + parts.length;
       return {

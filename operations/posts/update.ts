@@ -174,18 +174,20 @@ export default defineOperation({
         if (rows.length) await tx`INSERT INTO post_tags ${tx(rows)}`;
       }
 
-      await recordPostEvents(tx, storage, auth.workspaceId, 'post.updated', [id]);
-      // Back to review: any change to a held post; under a rule, a change to what a live post publishes.
+      // Back to review: any change to a held post; under a rule, a change to what a live post publishes (a FAILED
+      // schedule counts: a retry would publish the new text).
       const changesWhatPublishes =
         change.content !== undefined || change.firstComment !== undefined || change.media !== undefined || updates.length > 0 || promoted.length > 0;
       const waiting = schedules.filter((schedule) => schedule.status === 'SCHEDULED').map((schedule) => schedule.id);
-      const toReview = held || (rule !== null && changesWhatPublishes && waiting.length + promoted.length > 0);
+      const failed = schedules.filter((schedule) => schedule.status === 'FAILED').length;
+      const toReview = held || (rule !== null && changesWhatPublishes && waiting.length + failed + promoted.length > 0);
       if (toReview) {
         await cancelPublish(tx, waiting);
-        await requestApproval(tx, storage, auth.workspaceId, [id], rule ?? { approverIds: post.requiredApproverIds });
-      } else {
-        await recordScheduleEvents(tx, storage, 'schedule.scheduled', promoted);
+        await requestApproval(tx, [id], rule ?? { approverIds: post.requiredApproverIds });
       }
+      await recordPostEvents(tx, storage, auth.workspaceId, 'post.updated', [id]);
+      if (toReview) await recordPostEvents(tx, storage, auth.workspaceId, 'post.approval_requested', [id]);
+      else await recordScheduleEvents(tx, storage, 'schedule.scheduled', promoted);
 
       const frozen = schedules.filter((schedule) => !editable(schedule)).length;
       const made = promoted.filter((scheduleId) => roots.some((root) => root.id === scheduleId)).length;

@@ -48,8 +48,8 @@ export async function lockForMove(
   move: Move,
 ): Promise<{ schedule: LockedSchedule; next: ScheduleStatus | null } | Refusal> {
   const [schedule] = await tx<LockedSchedule[]>`
-    SELECT s.id, s.status, s.thread_root_schedule_id, s.thread_order, o.subscription_status, p.approval_status
-    FROM schedules s JOIN organizations o ON o.id = s.organization_id JOIN posts p ON p.id = s.post_id
+    SELECT s.id, s.status, s.thread_root_schedule_id, s.thread_order, o.subscription_status, s.approval_status
+    FROM schedules s JOIN organizations o ON o.id = s.organization_id
     WHERE s.id = ${id} AND s.organization_id = ${workspaceId}
     FOR NO KEY UPDATE OF s`;
   if (!schedule) return { code: 'NOT_FOUND', message: NOT_FOUND_MESSAGE };

@@ -6,7 +6,7 @@ import { PlatformError, type FailureDetail, type OutgoingImage, type OutgoingPos
 import type { AppContext } from '../registry/context.js';
 import { DELIVER_TASK, PUBLISH_TASK } from './jobs.js';
 import { threadTextOf } from '../detected-languages.js';
-import { postNotHeld } from '../../operations/posts/approval.js';
+import { scheduleNotHeld } from '../../operations/posts/approval.js';
 import { changeSchedules, scheduleEvents } from '../../operations/events/event.js';
 import type { Storage } from '../storage/index.js';
 
@@ -93,7 +93,7 @@ async function claim(app: AppContext, where: ReturnType<Sql>): Promise<Claimed |
       -- Due, too: a job taken just before a reschedule moved its schedule later must leave it to the new job.
       WHERE s.id = before.id AND s.status = 'SCHEDULED' AND s.scheduled_at <= now()
         -- Never a post held for review, whatever job asks (approval queues the jobs: operations/posts/approval.ts).
-        AND ${postNotHeld(db, 's')}
+        AND ${scheduleNotHeld(db, 's')}
       RETURNING s.*, before.last_attempt AS previous_attempt),
     recorded AS (${scheduleEvents(db, storage, 'schedule.publishing', db`claimed`)})
     SELECT s.id, s.post_id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
@@ -440,7 +440,7 @@ export async function recoverAbandoned(db: Database, storage: Storage, staleMs: 
         AND before.status = 'PUBLISHED' AND before.published_at < now() - ${staleMs} * interval '1 millisecond'
         -- A part with a job of its own (retried by a user, or waiting for its next retry) is left to it, and so is a
         -- part of a post sent back to review (its approval queues it again).
-        AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j WHERE j.key = ${`${PUBLISH_TASK}:`} || s.id) AND ${postNotHeld(tx, 's')}`;
+        AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j WHERE j.key = ${`${PUBLISH_TASK}:`} || s.id) AND ${scheduleNotHeld(tx, 's')}`;
     const ids = [...reset, ...stranded].map((row) => row.id);
     const firsts = await tx<{ id: string }[]>`
       SELECT s.id FROM schedules s
