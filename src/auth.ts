@@ -64,3 +64,9 @@ export function keyAuthenticator(db: Sql): Authenticate {
     });
   };
 }
+
+/** Whether the principal's user owns its workspace: what owner-only operations, key management and approval ask. */
+export async function isOwner(db: Sql, { workspaceId, userId }: Pick<Principal, 'workspaceId' | 'userId'>): Promise<boolean> {
+  const [member] = await db`SELECT 1 FROM memberships WHERE organization_id = ${workspaceId} AND user_id = ${userId} AND role = 'owner'`;
+  return member !== undefined;
+}

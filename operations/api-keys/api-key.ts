@@ -77,3 +77,16 @@ export const postsNeedApproval = z.boolean().meta({
     'The live posts written with the key wait for approval by the workspace\'s approvers before they publish: the safe way to hand a ' +
     'key to an AI agent. Posts already waiting stay waiting when it is turned off.',
 });
+
+/**
+ * Whether `userId` may manage the key `id` of the workspace (revoke it, change it): its own member, or the owner.
+ * Undefined when the workspace has no such key.
+ */
+export async function mayManageKey(db: Sql, workspaceId: string, userId: string, id: string): Promise<boolean | undefined> {
+  const [key] = await db<{ mayManage: boolean }[]>`
+    SELECT k.user_id = ${userId} OR EXISTS (
+      SELECT 1 FROM memberships m WHERE m.organization_id = k.organization_id AND m.user_id = ${userId} AND m.role = 'owner'
+    ) AS may_manage
+    FROM api_keys k WHERE k.id = ${id} AND k.organization_id = ${workspaceId}`;
+  return key?.mayManage;
+}

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { success, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
+import { mayManageKey } from './api-key.js';
 
 export default defineOperation({
   id: 'revokeApiKey',
@@ -15,13 +16,9 @@ export default defineOperation({
   output: success,
   errors: ['NOT_FOUND', 'FORBIDDEN'],
   async handler({ id }, { db, auth, fail }) {
-    const [key] = await db<{ mayRevoke: boolean }[]>`
-      SELECT k.user_id = ${auth.userId} OR EXISTS (
-        SELECT 1 FROM memberships m WHERE m.organization_id = k.organization_id AND m.user_id = ${auth.userId} AND m.role = 'owner'
-      ) AS may_revoke
-      FROM api_keys k WHERE k.id = ${id} AND k.organization_id = ${auth.workspaceId}`;
-    if (!key) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
-    if (!key.mayRevoke) return fail('FORBIDDEN', 'Only the owner of this workspace may revoke another member\'s key');
+    const mayRevoke = await mayManageKey(db, auth.workspaceId, auth.userId, id);
+    if (mayRevoke === undefined) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
+    if (!mayRevoke) return fail('FORBIDDEN', 'Only the owner of this workspace may revoke another member\'s key');
     await db`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}`;
     return { success: true };
   },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { text, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { API_KEY_COLUMNS, ApiKey, postsNeedApproval, toApiKey, type ApiKeyRow } from './api-key.js';
+import { API_KEY_COLUMNS, ApiKey, mayManageKey, postsNeedApproval, toApiKey, type ApiKeyRow } from './api-key.js';
 
 export default defineOperation({
   id: 'updateApiKey',
@@ -20,20 +20,14 @@ export default defineOperation({
   output: ApiKey,
   errors: ['NOT_FOUND', 'FORBIDDEN', 'VALIDATION_ERROR'],
   async handler({ id, name, postsNeedApproval }, { db, auth, fail }) {
-    return db.begin(async (tx) => {
-      const [key] = await tx<{ mayChange: boolean }[]>`
-        SELECT k.user_id = ${auth.userId} OR EXISTS (
-          SELECT 1 FROM memberships m WHERE m.organization_id = k.organization_id AND m.user_id = ${auth.userId} AND m.role = 'owner'
-        ) AS may_change
-        FROM api_keys k WHERE k.id = ${id} AND k.organization_id = ${auth.workspaceId} FOR UPDATE`;
-      if (!key) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
-      if (!key.mayChange) return fail('FORBIDDEN', 'Only the owner of this workspace may change another member\'s key');
-      const [row] = await tx<ApiKeyRow[]>`
-        WITH k AS (
-          UPDATE api_keys SET name = coalesce(${name ?? null}, name), posts_need_approval = coalesce(${postsNeedApproval ?? null}::boolean, posts_need_approval)
-          WHERE id = ${id} RETURNING *)
-        SELECT ${tx.unsafe(API_KEY_COLUMNS)} FROM k LEFT JOIN users u ON u.id = k.user_id`;
-      return toApiKey(row!);
-    });
+    const mayChange = await mayManageKey(db, auth.workspaceId, auth.userId, id);
+    if (mayChange === undefined) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
+    if (!mayChange) return fail('FORBIDDEN', 'Only the owner of this workspace may change another member\'s key');
+    const [row] = await db<ApiKeyRow[]>`
+      WITH k AS (
+        UPDATE api_keys SET name = coalesce(${name ?? null}, name), posts_need_approval = coalesce(${postsNeedApproval ?? null}::boolean, posts_need_approval)
+        WHERE id = ${id} RETURNING *)
+      SELECT ${db.unsafe(API_KEY_COLUMNS)} FROM k LEFT JOIN users u ON u.id = k.user_id`;
+    return toApiKey(row!);
   },
 });

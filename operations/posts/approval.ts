@@ -1,9 +1,12 @@
+import { isOwner } from '../../src/auth.js';
+import type { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';
 import type { Principal } from '../../src/registry/context.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 import type { Storage } from '../../src/storage/index.js';
+import type { approvalStatus } from './post.js';
 import { spendQuotas } from './refusals.js';
 
 /*
@@ -14,7 +17,7 @@ import { spendQuotas } from './refusals.js';
  * publishes sends it back while the rule still applies. docs/publishing.md "Approval" draws the states.
  */
 
-export type ApprovalStatus = 'pending_review' | 'approved' | 'rejected';
+export type ApprovalStatus = NonNullable<z.output<typeof approvalStatus>>;
 
 /** Who may approve the posts a rule holds: the people it names, else the workspace's owners at the time of asking. */
 export interface ApprovalRule {
@@ -45,12 +48,15 @@ export async function requestApproval(tx: Sql, postIds: string[], rule: Approval
 }
 
 /** A post's approval state, read under its lock (`FOR UPDATE`), or undefined when the workspace has no such post. */
-export async function lockApproval(
-  tx: Sql,
-  workspaceId: string,
-  postId: string,
-): Promise<{ approvalStatus: ApprovalStatus | null; requiredApproverIds: string[]; approvalCompletedAt: Date | null; reviewerName: string | null } | undefined> {
-  const [post] = await tx<{ approvalStatus: ApprovalStatus | null; requiredApproverIds: string[]; approvalCompletedAt: Date | null; reviewerName: string | null }[]>`
+interface LockedApproval {
+  approvalStatus: ApprovalStatus | null;
+  requiredApproverIds: string[];
+  approvalCompletedAt: Date | null;
+  reviewerName: string | null;
+}
+
+export async function lockApproval(tx: Sql, workspaceId: string, postId: string): Promise<LockedApproval | undefined> {
+  const [post] = await tx<LockedApproval[]>`
     SELECT approval_status, required_approver_ids, approval_completed_at,
       -- In the select list, not a join: read after a wait for the lock, it names the reviewer who just took it.
       (SELECT u.name FROM users u WHERE u.id = approval_reviewer_id) AS reviewer_name
@@ -128,7 +134,5 @@ export async function reject(tx: Sql, storage: Storage, workspaceId: string, pos
 
 /** Whether `principal` may review a post that names `approverIds`: one of them, a workspace owner, or the admin command. */
 export async function mayReview(tx: Sql, principal: Principal, approverIds: string[]): Promise<boolean> {
-  if (principal.kind === 'admin' || approverIds.includes(principal.userId)) return true;
-  const [owner] = await tx`SELECT 1 FROM memberships WHERE organization_id = ${principal.workspaceId} AND user_id = ${principal.userId} AND role = 'owner'`;
-  return Boolean(owner);
+  return principal.kind === 'admin' || approverIds.includes(principal.userId) || isOwner(tx, principal);
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isOwner } from '../auth.js';
 import type { UsageRecorder, Surface } from '../usage.js';
 import type { AppContext, Principal } from './context.js';
 import { claim, idempotencyKey } from './idempotency.js';
@@ -74,7 +75,7 @@ export class Pipeline {
     if (!operation || (principal.kind === 'apiKey' && operation.visibility !== 'public')) {
       return failure('NOT_FOUND', NOT_FOUND_MESSAGE);
     }
-    if (operation.ownerOnly && !(await this.isOwner(principal))) {
+    if (operation.ownerOnly && !(await isOwner(this.app.db, principal))) {
       return failure('FORBIDDEN', `Only the owner of this workspace may do this (${operation.summary.toLowerCase()})`);
     }
     const parsed = parseInput(operation, input);
@@ -118,11 +119,6 @@ export class Pipeline {
     const output = operation.output.safeParse(result);
     if (!output.success) return this.internal(operation, new Error(`output does not match its schema: ${describe(output.error)}`));
     return { ok: true, status: operation.status, body: output.data };
-  }
-
-  private async isOwner({ userId, workspaceId }: Principal): Promise<boolean> {
-    const [member] = await this.app.db`SELECT 1 FROM memberships WHERE organization_id = ${workspaceId} AND user_id = ${userId} AND role = 'owner'`;
-    return member !== undefined;
   }
 
   private internal(operation: Operation, error: unknown): Outcome {
