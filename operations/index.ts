@@ -14,6 +14,12 @@ import refreshIntegration from './integrations/refresh.js';
 import selectIntegrationAccount from './integrations/select-account.js';
 import listIntegrations from './integrations/list.js';
 import listEvents from './events/list.js';
+import createRecycleRule from './recycle-rules/create.js';
+import deleteRecycleRule from './recycle-rules/delete.js';
+import listRecycleEvents from './recycle-rules/events.js';
+import getRecycleRule from './recycle-rules/get.js';
+import listRecycleRules from './recycle-rules/list.js';
+import updateRecycleRule from './recycle-rules/update.js';
 import createWebhook from './webhooks/create.js';
 import listWebhookDeliveries from './webhooks/deliveries.js';
 import deleteWebhook from './webhooks/delete.js';
@@ -93,6 +99,12 @@ export const operations: readonly Operation[] = [
   listApprovals,
   approvePost,
   rejectPost,
+  listRecycleRules,
+  getRecycleRule,
+  createRecycleRule,
+  updateRecycleRule,
+  deleteRecycleRule,
+  listRecycleEvents,
   listSchedules,
   getSchedule,
   deleteSchedule,

@@ -374,7 +374,7 @@ describe('NEXT_WINDOW across daylight-saving changes', () => {
     await sql`DELETE FROM schedules WHERE organization_id = ${ws.workspaceId}`;
   });
 
-  const slots = (count: number, after: string) => service.service.core.db.begin((tx) => nextFreeSlots(tx, ws.workspaceId, sky, count, new Date(after)));
+  const slots = (count: number, after: string) => service.service.core.db.begin((tx) => nextFreeSlots(tx, ws.workspaceId, sky, count, { after: new Date(after) }));
   const windows = (zone: string, value: unknown) =>
     sql`UPDATE organizations SET time_zone = ${zone}, posting_windows = ${sql.json(value as postgres.JSONValue)} WHERE id = ${ws.workspaceId}`;
 

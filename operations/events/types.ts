@@ -3,7 +3,7 @@
  * imports: the dashboard's Webhooks page offers the same list (src/http/dashboard.ts hashes this file with its sources).
  */
 export const EVENT_TYPES = {
-  post: ['post.created', 'post.updated', 'post.deleted', 'post.approval_requested', 'post.approved', 'post.rejected'],
+  post: ['post.created', 'post.updated', 'post.deleted', 'post.approval_requested', 'post.approved', 'post.rejected', 'post.recycled'],
   schedule: [
     'schedule.scheduled',
     'schedule.rescheduled',

@@ -52,7 +52,7 @@ const Row = z.strictObject({
   isEvergreen: z
     .boolean()
     .optional()
-    .meta({ description: 'An evergreen post: one that stays worth posting again (recycling it is not built yet). False unless given.' }),
+    .meta({ description: 'An evergreen post: one that stays worth posting again. Once published, the workspace\'s recycle rules schedule it again (docs/publishing.md#evergreen-recycling). False unless given.' }),
 });
 
 type RowInput = z.output<typeof Row>;

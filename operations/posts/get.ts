@@ -12,8 +12,8 @@ export default defineOperation({
   summary: 'One post of the workspace, with its schedules, tags, attachments and author',
   description:
     'Schedules come one per channel, each followed by its thread parts, with the channel as `integration` ' +
-    '(`id`, `name`, `platform`, `tokenStatus`). A post held for approval says so in `approvalStatus` and `canSchedule`. Fields of ' +
-    'features not built yet (evergreen recycling, collaboration) are null, false or empty.',
+    '(`id`, `name`, `platform`, `tokenStatus`). A post held for approval says so in `approvalStatus` and `canSchedule`; a ' +
+    'recycled one in `lastRecycledAt` and its schedules\' `originRecycleEventId`. Collaboration fields (not built yet) are null or empty.',
   input: { path: z.object({ id: idOf('post') }) },
   output: Post,
   errors: ['NOT_FOUND'],

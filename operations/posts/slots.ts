@@ -1,5 +1,11 @@
 import type { Sql } from '../../src/db/index.js';
 
+/** A group of local posting times: ISO weekdays (1 is Monday) and HH:MM times. */
+export interface PostingWindow {
+  weekdays: number[];
+  times: string[];
+}
+
 /** How far ahead NEXT_WINDOW looks for a free slot, and how many days each query covers. */
 export const LOOKAHEAD_DAYS = 366;
 const DAYS_PER_QUERY = 14;
@@ -12,10 +18,19 @@ const DAYS_PER_QUERY = 14;
  * forward by the gap, and one that occurs twice (fall-back) is the later one. A slot is free when it is after
  * `after` (now) and no live schedule (SCHEDULED, PUBLISHING or PUBLISHED; a thread counts once) of the integration is
  * at that instant. Callers lock the integration first (see createPost), so two creates never take one slot.
+ * `windows` replaces the workspace's (a recycle rule's own); `days` shortens the lookahead.
  */
-export async function nextFreeSlots(tx: Sql, workspaceId: string, integrationId: string, count: number, after = new Date()): Promise<Date[]> {
+export async function nextFreeSlots(
+  tx: Sql,
+  workspaceId: string,
+  integrationId: string,
+  count: number,
+  { after = new Date(), windows = null, days = LOOKAHEAD_DAYS }: { after?: Date; windows?: PostingWindow[] | null; days?: number } = {},
+): Promise<Date[]> {
   const found: Date[] = [];
-  for (let first = 0; first < LOOKAHEAD_DAYS && found.length < count; first += DAYS_PER_QUERY) {
+  const windowsJson = windows ? JSON.stringify(windows) : null;
+  const before = days < LOOKAHEAD_DAYS ? new Date(after.getTime() + days * 86_400_000) : null;
+  for (let first = 0; first < days && found.length < count; first += DAYS_PER_QUERY) {
     const rows = await tx<{ slot: Date }[]>`
       SELECT DISTINCT slot FROM (
         SELECT (day::date + time::time) AT TIME ZONE o.time_zone AS slot
@@ -23,12 +38,12 @@ export async function nextFreeSlots(tx: Sql, workspaceId: string, integrationId:
           generate_series(((${after}::timestamptz AT TIME ZONE o.time_zone)::date + ${first}::int)::timestamp,
                           ((${after}::timestamptz AT TIME ZONE o.time_zone)::date + ${first + DAYS_PER_QUERY - 1}::int)::timestamp,
                           interval '1 day') AS day,
-          jsonb_array_elements(o.posting_windows) AS w,
+          jsonb_array_elements(coalesce(${windowsJson}::text::jsonb, o.posting_windows)) AS w,
           jsonb_array_elements_text(w -> 'weekdays') AS weekday,
           jsonb_array_elements_text(w -> 'times') AS time
         WHERE o.id = ${workspaceId} AND extract(isodow FROM day) = weekday::int
       ) AS slots
-      WHERE slot > ${after}::timestamptz AND NOT EXISTS (
+      WHERE slot > ${after}::timestamptz AND (${before}::timestamptz IS NULL OR slot <= ${before}::timestamptz) AND NOT EXISTS (
         SELECT 1 FROM schedules s
         WHERE s.integration_id = ${integrationId} AND s.scheduled_at = slots.slot
           AND s.status IN ('SCHEDULED', 'PUBLISHING', 'PUBLISHED') AND s.thread_root_schedule_id IS NULL)

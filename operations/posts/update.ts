@@ -75,7 +75,7 @@ export default defineOperation({
       content: content.optional().meta({ description: 'The post\'s new text, also given to each unpublished schedule that published the post\'s text.' }),
       tagIds: z.array(uuid).max(50).optional().meta({ description: 'Replaces the post\'s tags (tag ids); [] removes them.' }),
       firstComment: content.nullable().optional().meta({ description: 'The comment posted under the post on every unpublished schedule; null removes it.' }),
-      isEvergreen: z.boolean().optional().meta({ description: 'Whether the post is evergreen: one that stays worth posting again (recycling it is not built yet).' }),
+      isEvergreen: z.boolean().optional().meta({ description: 'Whether the post is evergreen: one that stays worth posting again, which the workspace\'s recycle rules schedule again once published.' }),
       media: mediaList.optional(),
       schedules: z
         .array(z.strictObject({ id: idOf('schedule'), content: content.optional(), settings: settings.optional() }))

@@ -109,19 +109,23 @@ export async function uploadResult(db: Sql, storage: Storage, uploadId: string, 
  * `excluding`: an upload whose own reservation is being renewed.
  */
 export async function reserveStorage(tx: Sql, workspaceId: string, bytes: number, excluding?: string): Promise<string | undefined> {
-  const [workspace] = await tx<{ plan: string; storageBytes: string }[]>`
-    SELECT o.plan, p.storage_bytes FROM organizations o JOIN plans p ON p.name = o.plan WHERE o.id = ${workspaceId} FOR NO KEY UPDATE OF o`;
-  const [used] = await tx<{ bytes: string }[]>`
-    SELECT coalesce(sum(size), 0) AS bytes FROM uploads
-    WHERE organization_id = ${workspaceId} AND (status = 'completed' OR expires_at > now()) AND id IS DISTINCT FROM ${excluding ?? null}::uuid`;
-  const limit = Number(workspace!.storageBytes);
-  const usage = Number(used!.bytes);
+  await tx`SELECT 1 FROM organizations WHERE id = ${workspaceId} FOR NO KEY UPDATE`;
+  const { plan, limit, usage } = await storageInUse(tx, workspaceId, excluding);
   if (usage + bytes <= limit) return undefined;
   return (
-    `The ${workspace!.plan} plan allows ${count(limit, 'byte')} of storage; ${count(usage, 'byte')} are in use (uploads in progress included, ` +
+    `The ${plan} plan allows ${count(limit, 'byte')} of storage; ${count(usage, 'byte')} are in use (uploads in progress included, ` +
     'and deleted ones until their signed URL expires), ' +
     `and this upload needs ${count(bytes, 'more byte')}. Delete media (DELETE /uploads/{uploadId}) or change plan`
   );
+}
+
+/** The workspace's plan, its storage allowance and the bytes in use: completed uploads and pending ones whose URL has not expired. */
+export async function storageInUse(tx: Sql, workspaceId: string, excluding?: string): Promise<{ plan: string; limit: number; usage: number }> {
+  const [state] = await tx<{ plan: string; storageBytes: string; used: string }[]>`
+    SELECT o.plan, p.storage_bytes, (SELECT coalesce(sum(size), 0) FROM uploads
+      WHERE organization_id = o.id AND (status = 'completed' OR expires_at > now()) AND id IS DISTINCT FROM ${excluding ?? null}::uuid) AS used
+    FROM organizations o JOIN plans p ON p.name = o.plan WHERE o.id = ${workspaceId}`;
+  return { plan: state!.plan, limit: Number(state!.storageBytes), usage: Number(state!.used) };
 }
 
 /** The image type of `bytes` as sharp reads it, with its size in pixels, or undefined when it is none we take. */

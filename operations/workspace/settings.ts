@@ -15,7 +15,7 @@ const timeZone = z
   }, 'must be an IANA time zone, such as Europe/Paris or America/New_York')
   .meta({ description: 'The IANA time zone posting windows and calendar dates are read in.' });
 
-const PostingWindow = z.strictObject({
+export const PostingWindow = z.strictObject({
   weekdays: z.array(z.number().int().min(1).max(7)).min(1).max(7).meta({ description: 'ISO weekdays: 1 is Monday, 7 is Sunday.' }),
   times: z
     .array(z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a local time HH:MM, 00:00 to 23:59'))

@@ -584,7 +584,7 @@ export interface paths {
         };
         /**
          * One post of the workspace, with its schedules, tags, attachments and author
-         * @description Schedules come one per channel, each followed by its thread parts, with the channel as `integration` (`id`, `name`, `platform`, `tokenStatus`). A post held for approval says so in `approvalStatus` and `canSchedule`. Fields of features not built yet (evergreen recycling, collaboration) are null, false or empty.
+         * @description Schedules come one per channel, each followed by its thread parts, with the channel as `integration` (`id`, `name`, `platform`, `tokenStatus`). A post held for approval says so in `approvalStatus` and `canSchedule`; a recycled one in `lastRecycledAt` and its schedules' `originRecycleEventId`. Collaboration fields (not built yet) are null or empty.
          */
         get: operations["getPost"];
         put?: never;
@@ -679,6 +679,88 @@ export interface paths {
          * @description Only a post in `pending_review` (else 409 INVALID_STATE), by one of its `requiredApproverIds` or a workspace owner (else 403 FORBIDDEN). The post becomes `rejected` with `approvalReviewerId` and `approvalNote`; nothing publishes and no quota is spent. A change to the post (PATCH /posts/{id}) sends it back to review. Answers the post. Internal (dashboard, command line with a session, admin).
          */
         post: operations["rejectPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/recycle-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's recycle rules, oldest first
+         * @description Each with when it last ran. Internal (dashboard, command line with a session, admin).
+         */
+        get: operations["listRecycleRules"];
+        put?: never;
+        /**
+         * Add a recycle rule: evergreen posts scheduled again, oldest first
+         * @description Each run (once a local day or ISO week, the first as soon as the rule is made) picks up to `postsPerRun` evergreen posts
+         *     (`isEvergreen`) that were published on one of the rule's channels, are not waiting to publish, are not held for approval,
+         *     were last published or recycled at least `minIntervalDays` ago and were recycled by this rule fewer than `maxRuns` times,
+         *     least recently picked first; and schedules each again on those channels at their next free slots of the rule's posting
+         *     windows within a week (two for WEEKLY). Each recycle spends the monthly quota like any post; each pick is a recycle event
+         *     (GET /recycle-events) naming the schedules made or why none were (quota, storage, subscription, channel, LinkedIn's refusal
+         *     of repeated text, no free slot). At most 20 rules a workspace (409 INVALID_STATE). Internal (dashboard, command line
+         *     with a session, admin).
+         */
+        post: operations["createRecycleRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/recycle-rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One recycle rule
+         * @description Internal (dashboard, command line with a session, admin).
+         */
+        get: operations["getRecycleRule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a recycle rule
+         * @description It runs no more (a queued run is removed). The schedules it made stay, as ordinary schedules, and its recycle events stay
+         *     in the log without their rule. Internal (dashboard, command line with a session, admin).
+         */
+        delete: operations["deleteRecycleRule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a recycle rule, or disable and enable it
+         * @description Changes only the fields given (null clears `maxRuns` and `postingWindows`). `enabled: false` stops its runs (a queued run is
+         *     removed); enabled again, it runs at once unless it already ran in the current period. Schedules it already made stay as they
+         *     are: delete or reschedule them like any schedule. Internal (dashboard, command line with a session, admin).
+         */
+        patch: operations["updateRecycleRule"];
+        trace?: never;
+    };
+    "/recycle-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What recycle rules did: each post picked, the schedules made or why none were, newest first
+         * @description Filter by `ruleId`, `postId` and `status`. Internal (dashboard, command line with a session, admin).
+         */
+        get: operations["listRecycleEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1003,7 +1085,7 @@ export interface components {
             /** @description Unique and stable (the same in every delivery); also the feed's position: pass it as `cursor`. */
             id: string;
             /** @enum {string} */
-            type: "post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected";
+            type: "post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "post.recycled";
             /** Format: date-time */
             createdAt: string;
             /** Format: uuid */
@@ -1114,7 +1196,9 @@ export interface components {
             /** @description The author; null once that user no longer exists. */
             userId: string | null;
             originSourcePostId: string | null;
+            /** @description Worth posting again: recycle rules schedule it again once it has been published. */
             isEvergreen: boolean;
+            /** @description When a recycle rule last scheduled it again; null if never. */
             lastRecycledAt: string | null;
             tagIds: string[];
             /** @description Null: no approval rule held the post. `pending_review`: it waits for an approver and nothing publishes; `approved`: an approver let it publish; `rejected`: an approver refused it (a change sends it back to review). */
@@ -1251,6 +1335,7 @@ export interface components {
             /** @description When it publishes; null only for a draft without a date. */
             scheduledAt: string | null;
             publishedAt: string | null;
+            /** @description The recycle event (GET /recycle-events) that made this schedule; null for one made by hand. */
             originRecycleEventId: string | null;
             failureReason: string | null;
             failureDetail: {
@@ -1327,7 +1412,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types sent to it; empty: every type. */
-            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
+            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "post.recycled" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
             enabled: boolean;
             /** @description Why it was disabled: by hand, or after failing every delivery for 3 days. */
             disabledReason: string | null;
@@ -1346,7 +1431,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types sent to it; empty: every type. */
-            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
+            eventTypes: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "post.recycled" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
             enabled: boolean;
             /** @description Why it was disabled: by hand, or after failing every delivery for 3 days. */
             disabledReason: string | null;
@@ -1371,7 +1456,7 @@ export interface components {
             endpointId: string;
             eventId: string;
             /** @enum {string} */
-            eventType: "post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled";
+            eventType: "post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "post.recycled" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled";
             /**
              * @description `pending`: to be sent, or to be retried at `nextAttemptAt`; `delivered`: a 2xx answer; `failed`: every retry failed, or the endpoint was disabled.
              * @enum {string}
@@ -1539,6 +1624,74 @@ export interface components {
             /** @description False while the post waits for approval or is rejected: its schedules do not publish. */
             canSchedule: boolean;
         };
+        RecycleRule: {
+            /** Format: uuid */
+            id: string;
+            /** @description What the rule is for, for people. */
+            name: string;
+            /** @description The channels it recycles to. A post is recycled to those of them it was published to. */
+            integrationIds: string[];
+            /** @description Only evergreen posts with one of these tags; none (the default): every evergreen post. */
+            tagIds: string[];
+            /**
+             * @description How often the rule runs: once each local day (`DAILY`) or ISO week (`WEEKLY`) of the workspace's time zone.
+             * @enum {string}
+             */
+            frequency: "DAILY" | "WEEKLY";
+            /** @description How many posts a run recycles, at most. */
+            postsPerRun: number;
+            /** @description Days that must pass after a post was last published or recycled before it is recycled again. */
+            minIntervalDays: number;
+            /** @description How many times this rule recycles one post at most; null: no limit. */
+            maxRuns: number | null;
+            /** @description When recycled posts go out (local times on weekdays, as the workspace's setting); null: the workspace's posting windows. */
+            postingWindows: {
+                /** @description ISO weekdays: 1 is Monday, 7 is Sunday. */
+                weekdays: number[];
+                times: string[];
+            }[] | null;
+            /** @description LinkedIn refuses a text it already has (422). Lines appended in turn (after a blank line) to each LinkedIn recycle; none (the default): LinkedIn channels are skipped, with that reason on the recycle event. */
+            linkedinVariations: string[];
+            /** @description False: the rule does not run. */
+            enabled: boolean;
+            /** @description When it last ran. */
+            lastRunAt: string | null;
+            /** @description The period it last ran for: a local date (DAILY) or ISO week such as 2026-W48 (WEEKLY). */
+            lastRunPeriod: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        RecycleEvent: {
+            /** Format: uuid */
+            id: string;
+            /** @description The rule that picked the post; null once the rule is deleted. */
+            ruleId: string | null;
+            /** @description The post picked; null once it is deleted. */
+            postId: string | null;
+            /** @description The rule's period the run was for (a local date, or an ISO week such as 2026-W48). */
+            period: string | null;
+            /**
+             * @description `RECYCLED`: schedules were made (on some channels, perhaps not all); `SKIPPED`: none.
+             * @enum {string}
+             */
+            status: "RECYCLED" | "SKIPPED";
+            /** @description The schedules made, one per channel (their thread parts follow them); each names this event as `originRecycleEventId`. */
+            scheduleIds: string[];
+            /** @description The rule's channels the post was not recycled to, each with why (what to change for the next run). */
+            skipped: {
+                /** Format: uuid */
+                integrationId: string;
+                /** @enum {string} */
+                code: "PAYMENT_REQUIRED" | "POST_QUOTA_EXCEEDED" | "STORAGE_QUOTA_EXCEEDED" | "INVALID_STATE" | "CONTENT_TOO_LONG" | "DUPLICATE_CONTENT" | "NO_FREE_SLOT";
+                reason: string;
+            }[];
+            /** @description The line appended to its LinkedIn text, if any. */
+            linkedinVariation: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
         CalendarSchedule: {
             /** Format: uuid */
             id: string;
@@ -1554,6 +1707,7 @@ export interface components {
             /** @description When it publishes; null only for a draft without a date. */
             scheduledAt: string | null;
             publishedAt: string | null;
+            /** @description The recycle event (GET /recycle-events) that made this schedule; null for one made by hand. */
             originRecycleEventId: string | null;
             failureReason: string | null;
             failureDetail: {
@@ -1621,7 +1775,9 @@ export interface components {
             /** @description The author; null once that user no longer exists. */
             userId: string | null;
             originSourcePostId: string | null;
+            /** @description Worth posting again: recycle rules schedule it again once it has been published. */
             isEvergreen: boolean;
+            /** @description When a recycle rule last scheduled it again; null if never. */
             lastRecycledAt: string | null;
             tagIds: string[];
             /** @description Null: no approval rule held the post. `pending_review`: it waits for an approver and nothing publishes; `approved`: an approver let it publish; `rejected`: an approver refused it (a change sends it back to review). */
@@ -1670,6 +1826,7 @@ export interface components {
                 /** @description When it publishes; null only for a draft without a date. */
                 scheduledAt: string | null;
                 publishedAt: string | null;
+                /** @description The recycle event (GET /recycle-events) that made this schedule; null for one made by hand. */
                 originRecycleEventId: string | null;
                 failureReason: string | null;
                 failureDetail: {
@@ -2622,7 +2779,7 @@ export interface operations {
                 /** @description How many items to return, 1 to 100; 50 unless given. */
                 limit?: number;
                 /** @description Only events of these types; repeated keys (`type=schedule.published&type=schedule.failed`) or comma-separated values. */
-                type?: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
+                type?: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "post.recycled" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
                 /** @description Only events written at or after this time: where a new reader starts (then it goes on with `cursor`). */
                 since?: string;
                 /** @description Only events about this resource (a post, schedule, channel or upload id); a post's id also selects its schedules' events. */
@@ -2848,7 +3005,7 @@ export interface operations {
                     /** @description Where deliveries are POSTed: an http or https URL of a public host (no user name or password); redirects are not followed. */
                     url: string;
                     /** @description The event types to send; empty or omitted: every type. */
-                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
+                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "post.recycled" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
                     /** @description What the endpoint is for, for people. */
                     description?: string;
                 };
@@ -3212,7 +3369,7 @@ export interface operations {
                     /** @description Where deliveries are POSTed: an http or https URL of a public host (no user name or password); redirects are not followed. */
                     url?: string;
                     /** @description The event types to send; empty or omitted: every type. */
-                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
+                    eventTypes?: ("post.created" | "post.updated" | "post.deleted" | "post.approval_requested" | "post.approved" | "post.rejected" | "post.recycled" | "schedule.scheduled" | "schedule.rescheduled" | "schedule.publishing" | "schedule.published" | "schedule.failed" | "schedule.retrying" | "schedule.deleted" | "integration.connected" | "integration.disconnected" | "integration.error" | "integration.token_expiring" | "upload.completed" | "endpoint.disabled")[];
                     /** @description What the endpoint is for, for people. */
                     description?: string;
                     /** @description False stops deliveries; true resumes them. */
@@ -6941,7 +7098,7 @@ export interface operations {
                             /** @description Read aloud by screen readers; each platform caps its length (see MEDIA_RULE_VIOLATED). */
                             altText?: string;
                         }[];
-                        /** @description An evergreen post: one that stays worth posting again (recycling it is not built yet). False unless given. */
+                        /** @description An evergreen post: one that stays worth posting again. Once published, the workspace's recycle rules schedule it again (docs/publishing.md#evergreen-recycling). False unless given. */
                         isEvergreen?: boolean;
                     }[];
                     /** @description What every row shares: the channels it is scheduled to. */
@@ -7510,7 +7667,7 @@ export interface operations {
                     tagIds?: string[];
                     /** @description The comment posted under the post on every unpublished schedule; null removes it. */
                     firstComment?: string | null;
-                    /** @description Whether the post is evergreen: one that stays worth posting again (recycling it is not built yet). */
+                    /** @description Whether the post is evergreen: one that stays worth posting again, which the workspace's recycle rules schedule again once published. */
                     isEvergreen?: boolean;
                     /** @description Images in order, each once, with optional alt text. Each channel's platform rules apply (400 MEDIA_RULE_VIOLATED, naming the platform and the rule): Bluesky at most 4 images of at most 1,000,000 bytes each (the `source` variant is what is published, made to fit) and alt text up to 2000 graphemes; LinkedIn at most 20 images, JPEG, PNG or GIF, and alt text up to 4086 characters. */
                     media?: {
@@ -8241,6 +8398,964 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listRecycleRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecycleRule"][];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    createRecycleRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the rule is for, for people. */
+                    name: string;
+                    /** @description The channels it recycles to. A post is recycled to those of them it was published to. */
+                    integrationIds: string[];
+                    /** @description Only evergreen posts with one of these tags; none (the default): every evergreen post. */
+                    tagIds?: string[];
+                    /**
+                     * @description How often the rule runs: once each local day (`DAILY`) or ISO week (`WEEKLY`) of the workspace's time zone.
+                     * @default DAILY
+                     * @enum {string}
+                     */
+                    frequency?: "DAILY" | "WEEKLY";
+                    /**
+                     * @description How many posts a run recycles, at most.
+                     * @default 1
+                     */
+                    postsPerRun?: number;
+                    /**
+                     * @description Days that must pass after a post was last published or recycled before it is recycled again.
+                     * @default 30
+                     */
+                    minIntervalDays?: number;
+                    /** @description How many times this rule recycles one post at most; null: no limit. */
+                    maxRuns?: number | null;
+                    /** @description When recycled posts go out (local times on weekdays, as the workspace's setting); null: the workspace's posting windows. */
+                    postingWindows?: {
+                        /** @description ISO weekdays: 1 is Monday, 7 is Sunday. */
+                        weekdays: number[];
+                        times: string[];
+                    }[] | null;
+                    /** @description LinkedIn refuses a text it already has (422). Lines appended in turn (after a blank line) to each LinkedIn recycle; none (the default): LinkedIn channels are skipped, with that reason on the recycle event. */
+                    linkedinVariations?: string[];
+                    /**
+                     * @description False: the rule does not run.
+                     * @default true
+                     */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecycleRule"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INVALID_STATE`: The resource's current state does not allow this; the message names the state. */
+            409: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INVALID_STATE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getRecycleRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The recycle rule's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecycleRule"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteRecycleRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The recycle rule's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description This operation takes no body fields: send no body, or `{}`. A field is refused with `VALIDATION_ERROR`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    updateRecycleRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The recycle rule's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the rule is for, for people. */
+                    name?: string;
+                    /** @description The channels it recycles to. A post is recycled to those of them it was published to. */
+                    integrationIds?: string[];
+                    /** @description Only evergreen posts with one of these tags; none (the default): every evergreen post. */
+                    tagIds?: string[];
+                    /**
+                     * @description How often the rule runs: once each local day (`DAILY`) or ISO week (`WEEKLY`) of the workspace's time zone.
+                     * @enum {string}
+                     */
+                    frequency?: "DAILY" | "WEEKLY";
+                    /** @description How many posts a run recycles, at most. */
+                    postsPerRun?: number;
+                    /** @description Days that must pass after a post was last published or recycled before it is recycled again. */
+                    minIntervalDays?: number;
+                    /** @description How many times this rule recycles one post at most; null: no limit. */
+                    maxRuns?: number | null;
+                    /** @description When recycled posts go out (local times on weekdays, as the workspace's setting); null: the workspace's posting windows. */
+                    postingWindows?: {
+                        /** @description ISO weekdays: 1 is Monday, 7 is Sunday. */
+                        weekdays: number[];
+                        times: string[];
+                    }[] | null;
+                    /** @description LinkedIn refuses a text it already has (422). Lines appended in turn (after a blank line) to each LinkedIn recycle; none (the default): LinkedIn channels are skipped, with that reason on the recycle event. */
+                    linkedinVariations?: string[];
+                    /** @description False: the rule does not run. */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecycleRule"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listRecycleEvents: {
+        parameters: {
+            query?: {
+                /** @description Only this rule's events. */
+                ruleId?: string;
+                /** @description Only this post's events. */
+                postId?: string;
+                /** @description Only events with this status. */
+                status?: "RECYCLED" | "SKIPPED";
+                /** @description How many items to return, 1 to 100; 50 unless given. */
+                limit?: number;
+                /** @description The nextCursor of the previous page; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["RecycleEvent"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
                         message: string;
                     };
                 };

@@ -46,6 +46,9 @@ export const COMPACT_FACET_COUNTS_TASK = 'compact-post-facet-counts';
 
 /** The task that deletes events past their retention (src/worker/prune-events.ts). */
 export const PRUNE_EVENTS_TASK = 'prune-events';
+/** The task that runs one recycle rule for one period (src/worker/recycle.ts), and the one that queues every rule's due run. */
+export const RECYCLE_TASK = 'recycle-rule';
+export const RECYCLE_SWEEP_TASK = 'recycle-evergreen';
 /** The task that warns of tokens about to expire that cannot be refreshed (src/worker/expiring-tokens.ts). */
 export const EXPIRING_TOKENS_TASK = 'warn-expiring-tokens';
 
@@ -58,6 +61,7 @@ export const CRONTAB = [
   `* * * * * ${COMPACT_FACET_COUNTS_TASK}`,
   `17 * * * * ${PRUNE_EVENTS_TASK}`,
   `7 * * * * ${EXPIRING_TOKENS_TASK}`,
+  `*/10 * * * * ${RECYCLE_SWEEP_TASK}`,
 ].join('\n');
 
 /** The payload of a job the crontab queued (graphile-worker adds `_cron`); nothing when queued by hand. */

@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import type { Task } from 'graphile-worker';
+import { z } from 'zod';
+import { recordPostEvents, recordScheduleEvents } from '../../operations/events/event.js';
+import { contentTooLong, spendQuotas } from '../../operations/posts/refusals.js';
+import { nextFreeSlots, type PostingWindow } from '../../operations/posts/slots.js';
+import { enqueueRecycle } from '../../operations/recycle-rules/recycle-rule.js';
+import { storageInUse } from '../../operations/uploads/upload.js';
+import type { Database } from '../db/index.js';
+import { rememberThreadLanguages } from '../detected-languages.js';
+import type { Platform } from '../platforms/index.js';
+import type { AppContext } from '../registry/context.js';
+import type { Storage } from '../storage/index.js';
+import { CronPayload, enqueuePublish } from './jobs.js';
+
+/** How far ahead a run looks for free slots: a run fills the coming days, never a queue without end. */
+const HORIZON_DAYS = { DAILY: 7, WEEKLY: 14 } as const;
+
+const Payload = z.strictObject({ ruleId: z.uuid(), period: z.string().min(1).max(20) });
+
+/** Queues the due run of every enabled rule (each tick of the crontab; the rule's job key keeps it one job a rule). */
+export function recycleSweepTask(app: AppContext): Task {
+  return async (payload) => {
+    CronPayload.parse(payload ?? {});
+    await enqueueRecycle(app.db);
+  };
+}
+
+/** Runs one rule for one period (src/worker/jobs.ts RECYCLE_TASK). A second job for the same period does nothing. */
+export function recycleRuleTask(app: AppContext): Task {
+  return async (payload) => {
+    const { ruleId, period } = Payload.parse(payload);
+    const ran = await runRecycle(app.db, app.storage, ruleId, period);
+    if (ran) app.logger.info('recycle rule ran', { ruleId, period, ...ran });
+  };
+}
+
+interface Rule {
+  organizationId: string;
+  integrationIds: string[];
+  tagIds: string[];
+  frequency: keyof typeof HORIZON_DAYS;
+  postsPerRun: number;
+  minIntervalDays: number;
+  maxRuns: number | null;
+  postingWindowsText: string | null;
+  linkedinVariations: string[];
+  enabled: boolean;
+  plan: string;
+  subscriptionStatus: string;
+}
+
+interface Channel {
+  id: string;
+  platform: Platform;
+  name: string;
+  connectStatus: string;
+  tokenStatus: string;
+}
+
+type SkipCode = 'PAYMENT_REQUIRED' | 'POST_QUOTA_EXCEEDED' | 'STORAGE_QUOTA_EXCEEDED' | 'INVALID_STATE' | 'CONTENT_TOO_LONG' | 'DUPLICATE_CONTENT' | 'NO_FREE_SLOT';
+interface Skip {
+  integrationId: string;
+  code: SkipCode;
+  reason: string;
+}
+
+/**
+ * One run of a rule: picks its evergreen posts (least recently picked first), schedules each again on the rule's
+ * channels it was first published to, and writes a recycle event per post, all in one transaction. The run's row
+ * (rule, period) is inserted first: a second run of the period, in this worker or another, finds it and does nothing.
+ * Posts are locked SKIP LOCKED, so one being changed or deleted right now waits for the next run.
+ */
+export async function runRecycle(db: Database, storage: Storage, ruleId: string, period: string): Promise<{ recycled: number; skipped: number } | null> {
+  const done = await db.begin(async (tx) => {
+    const [rule] = await tx<Rule[]>`
+      SELECT r.organization_id, r.integration_ids, r.tag_ids, r.frequency, r.posts_per_run, r.min_interval_days, r.max_runs,
+        r.posting_windows::text AS posting_windows_text, r.linkedin_variations, r.enabled, o.plan, o.subscription_status
+      FROM recycle_rules r JOIN organizations o ON o.id = r.organization_id WHERE r.id = ${ruleId} FOR NO KEY UPDATE OF r`;
+    if (!rule?.enabled) return null;
+    const [run] = await tx<{ id: string }[]>`INSERT INTO recycle_runs (rule_id, period) VALUES (${ruleId}, ${period}) ON CONFLICT DO NOTHING RETURNING id`;
+    if (!run) return null;
+
+    const posts = await tx<{ id: string; hasMedia: boolean; runs: number }[]>`
+      SELECT p.id, EXISTS (SELECT 1 FROM attachments a WHERE a.post_id = p.id) AS has_media,
+        (SELECT count(*) FROM recycle_events e WHERE e.rule_id = ${ruleId} AND e.post_id = p.id AND e.status = 'RECYCLED')::int AS runs
+      FROM posts p
+      WHERE p.organization_id = ${rule.organizationId} AND p.is_evergreen
+        AND p.approval_status IS DISTINCT FROM 'pending_review' AND p.approval_status IS DISTINCT FROM 'rejected'
+        AND (cardinality(${rule.tagIds}::uuid[]) = 0 OR EXISTS (SELECT 1 FROM post_tags t WHERE t.post_id = p.id AND t.tag_id = ANY(${rule.tagIds}::uuid[])))
+        AND EXISTS (SELECT 1 FROM schedules s WHERE s.post_id = p.id AND s.status = 'PUBLISHED' AND s.thread_order = 0
+          AND s.origin_recycle_event_id IS NULL AND s.integration_id = ANY(${rule.integrationIds}::uuid[]))
+        -- Not while it waits to publish, nor while a recycle of it failed (retry or delete it first).
+        AND NOT EXISTS (SELECT 1 FROM schedules s WHERE s.post_id = p.id
+          AND (s.status IN ('SCHEDULED', 'PUBLISHING') OR (s.status = 'FAILED' AND s.origin_recycle_event_id IS NOT NULL)))
+        AND coalesce(greatest(p.last_recycled_at, (SELECT max(s.published_at) FROM schedules s WHERE s.post_id = p.id AND s.status = 'PUBLISHED')),
+          '-infinity') <= now() - ${rule.minIntervalDays} * interval '1 day'
+        AND (${rule.maxRuns}::int IS NULL
+          OR (SELECT count(*) FROM recycle_events e WHERE e.rule_id = ${ruleId} AND e.post_id = p.id AND e.status = 'RECYCLED') < ${rule.maxRuns}::int)
+      ORDER BY p.recycle_picked_at NULLS FIRST, p.created_at, p.id
+      LIMIT ${rule.postsPerRun}
+      FOR NO KEY UPDATE OF p SKIP LOCKED`;
+    if (posts.length === 0) return { recycled: 0, skipped: 0, postIds: [] };
+
+    // Channels are locked (in id order, as createPost does) so that the slot search sees every schedule made for them.
+    const channels = await tx<Channel[]>`
+      SELECT id, platform, name, connect_status, token_status FROM integrations
+      WHERE organization_id = ${rule.organizationId} AND id = ANY(${rule.integrationIds}::uuid[]) ORDER BY id FOR NO KEY UPDATE`;
+    const order = (id: string) => rule.integrationIds.indexOf(id);
+    const sources = await tx<{ id: string; postId: string; integrationId: string; scheduledContent: string }[]>`
+      SELECT DISTINCT ON (s.post_id, s.integration_id) s.id, s.post_id, s.integration_id, s.scheduled_content
+      FROM schedules s
+      WHERE s.post_id = ANY(${posts.map((post) => post.id)}::uuid[]) AND s.integration_id = ANY(${rule.integrationIds}::uuid[])
+        AND s.status = 'PUBLISHED' AND s.thread_order = 0 AND s.origin_recycle_event_id IS NULL
+      ORDER BY s.post_id, s.integration_id, s.published_at DESC`;
+    const space = posts.some((post) => post.hasMedia) ? await storageInUse(tx, rule.organizationId) : undefined;
+    const storageOut = space !== undefined && space.usage > space.limit;
+    const windows = rule.postingWindowsText ? (JSON.parse(rule.postingWindowsText) as PostingWindow[]) : null;
+    const days = HORIZON_DAYS[rule.frequency];
+
+    let recycled = 0;
+    const recycledIds: string[] = [];
+    for (const post of posts) {
+      const skipped: Skip[] = [];
+      const made: { id: string; source: string; integrationId: string; at: Date; content: string; platform: Platform }[] = [];
+      const variation = rule.linkedinVariations.length ? rule.linkedinVariations[post.runs % rule.linkedinVariations.length]! : null;
+      const postSources = sources.filter((source) => source.postId === post.id).sort((a, b) => order(a.integrationId) - order(b.integrationId));
+      for (const source of postSources) {
+        const channel = channels.find((candidate) => candidate.id === source.integrationId);
+        if (!channel) continue;
+        const skip = (code: SkipCode, reason: string) => skipped.push({ integrationId: channel.id, code, reason });
+        if (rule.subscriptionStatus !== 'active') {
+          skip('PAYMENT_REQUIRED', 'The workspace has no active subscription: nothing is recycled until it has one');
+          continue;
+        }
+        if (post.hasMedia && storageOut) {
+          skip('STORAGE_QUOTA_EXCEEDED', `The workspace uses more storage than the ${rule.plan} plan allows: delete media or change plan to recycle posts with media`);
+          continue;
+        }
+        if (channel.connectStatus !== 'ACTIVE' || channel.tokenStatus !== 'VALID') {
+          skip('INVALID_STATE', `"${channel.name}" cannot publish (token ${channel.tokenStatus}, ${channel.connectStatus}): reconnect it`);
+          continue;
+        }
+        let content = source.scheduledContent;
+        if (channel.platform === 'LINKEDIN') {
+          if (!variation) {
+            skip('DUPLICATE_CONTENT', `LinkedIn refuses a text "${channel.name}" already has: give the rule linkedinVariations to recycle to LinkedIn`);
+            continue;
+          }
+          content = `${content}\n\n${variation}`;
+          const refusal = contentTooLong('linkedinVariations', channel, content, 'post');
+          if (refusal) {
+            skip('CONTENT_TOO_LONG', `${refusal} (the text with the variation appended)`);
+            continue;
+          }
+        }
+        const [at] = await nextFreeSlots(tx, rule.organizationId, channel.id, 1, { windows, days });
+        if (!at) {
+          skip('NO_FREE_SLOT', `No free posting slot on "${channel.name}" in the next ${days} days: widen the rule's posting windows or recycle fewer posts a run`);
+          continue;
+        }
+        made.push({ id: randomUUID(), source: source.id, integrationId: channel.id, at, content, platform: channel.platform });
+      }
+      if (made.length) {
+        const perPlatform: Partial<Record<Platform, number>> = {};
+        for (const schedule of made) perPlatform[schedule.platform] = (perPlatform[schedule.platform] ?? 0) + 1;
+        // All of the post's channels or none: a refusal rolls back what the platforms before it spent.
+        const refusal = await tx
+          .savepoint(async (sp) => {
+            const refused = await spendQuotas(sp, { id: rule.organizationId, plan: rule.plan }, perPlatform);
+            if (refused) throw new QuotaRefused(refused);
+          })
+          .then(() => undefined, (error: unknown) => (error instanceof QuotaRefused ? error.message : Promise.reject(error)));
+        if (refusal) {
+          skipped.push(...made.map((schedule) => ({ integrationId: schedule.integrationId, code: 'POST_QUOTA_EXCEEDED' as const, reason: refusal })));
+          made.length = 0;
+        }
+      }
+      const eventId = randomUUID();
+      await tx`
+        INSERT INTO recycle_events (id, organization_id, rule_id, run_id, post_id, status, schedule_ids, skipped, linkedin_variation)
+        VALUES (${eventId}, ${rule.organizationId}, ${ruleId}, ${run.id}, ${post.id}, ${made.length ? 'RECYCLED' : 'SKIPPED'},
+          ${made.map((schedule) => schedule.id)}::uuid[], ${JSON.stringify(skipped)}::text::jsonb,
+          ${made.some((schedule) => schedule.platform === 'LINKEDIN') ? variation : null})`;
+      await tx`UPDATE posts SET recycle_picked_at = now(), last_recycled_at = CASE WHEN ${made.length > 0} THEN now() ELSE last_recycled_at END
+        WHERE id = ${post.id}`;
+      if (made.length === 0) continue;
+      const rows = JSON.stringify(made.map(({ id, source, at, content }) => ({ id, source, at, content })));
+      // What the channel published first: its settings, first comment and thread parts, at the new slot.
+      await tx`
+        INSERT INTO schedules (id, organization_id, post_id, integration_id, user_id, status, scheduled_at, scheduled_content, first_comment,
+          settings, origin_recycle_event_id, approval_status, approval_requested_at, approval_completed_at, quota_spent)
+        SELECT m.id, s.organization_id, s.post_id, s.integration_id, p.user_id, 'SCHEDULED', m.at, m.content, s.first_comment,
+          s.settings, ${eventId}, p.approval_status, p.approval_requested_at, p.approval_completed_at, true
+        FROM json_to_recordset(${rows}::text::json) AS m (id uuid, source uuid, at timestamptz, content text)
+        JOIN schedules s ON s.id = m.source JOIN posts p ON p.id = s.post_id`;
+      await tx`
+        INSERT INTO schedules (organization_id, post_id, integration_id, user_id, status, scheduled_at, scheduled_content, settings,
+          thread_root_schedule_id, thread_order, origin_recycle_event_id, approval_status, approval_requested_at, approval_completed_at)
+        SELECT root.organization_id, root.post_id, root.integration_id, root.user_id, 'SCHEDULED', root.scheduled_at, part.scheduled_content,
+          part.settings, root.id, part.thread_order, root.origin_recycle_event_id, root.approval_status, root.approval_requested_at,
+          root.approval_completed_at
+        FROM json_to_recordset(${rows}::text::json) AS m (id uuid, source uuid)
+        JOIN schedules root ON root.id = m.id JOIN schedules part ON part.thread_root_schedule_id = m.source`;
+      const roots = made.map((schedule) => schedule.id);
+      await enqueuePublish(tx, roots);
+      const all = await tx<{ id: string }[]>`SELECT id FROM schedules WHERE id = ANY(${roots}::uuid[]) OR thread_root_schedule_id = ANY(${roots}::uuid[])`;
+      await recordScheduleEvents(tx, storage, 'schedule.scheduled', all.map((schedule) => schedule.id));
+      recycled += 1;
+      recycledIds.push(post.id);
+    }
+    if (recycledIds.length) await recordPostEvents(tx, storage, rule.organizationId, 'post.recycled', recycledIds);
+    return { recycled, skipped: posts.length - recycled, postIds: recycledIds };
+  });
+  if (!done) return null;
+  await rememberThreadLanguages(db, done.postIds);
+  return { recycled: done.recycled, skipped: done.skipped };
+}
+
+/** Thrown inside the savepoint so that it rolls back; carries the refusal's message. */
+class QuotaRefused extends Error {}

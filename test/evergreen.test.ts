@@ -1,0 +1,307 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectThroughForm, createAccount, postsOf, type TestAccount } from './support/bluesky.js';
+import { signedIn, type HttpSession } from './support/http-session.js';
+import { connectLinkedIn, startServiceWithLinkedIn } from './support/linkedin-browser.js';
+import { startFakeLinkedIn, type FakeLinkedIn } from './support/linkedin.js';
+import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
+
+/**
+ * Evergreen recycling through REST (a dashboard session), MCP (an agent's key) and the worker publishing to a real PDS
+ * and to LinkedIn's contract fake: a rule picks evergreen posts that went out long enough ago, schedules them again as
+ * ordinary schedules carrying their origin, and writes a recycle event per post (what it made, or why not); a run
+ * happens once a period whatever runs it, two workers included.
+ */
+
+let fake: FakeLinkedIn;
+let service: TestService;
+let sql: postgres.Sql;
+let account: TestAccount;
+
+beforeAll(async () => {
+  fake = await startFakeLinkedIn();
+  service = await startServiceWithLinkedIn(fake);
+  sql = postgres(service.databaseUrl, { max: 4, onnotice: () => {}, transform: postgres.camel });
+  account = await createAccount();
+});
+afterAll(async () => {
+  await sql?.end();
+  await service?.stop();
+  await fake?.stop();
+});
+
+interface Team {
+  ws: Workspace;
+  bluesky: string;
+  linkedin: string;
+  owner: HttpSession;
+}
+
+async function team(): Promise<Team> {
+  const ws = await service.workspace({ plan: 'business' });
+  return {
+    ws,
+    bluesky: await connectThroughForm(service.api, ws.apiKey, account),
+    linkedin: await connectLinkedIn(service, ws.apiKey, fake, fake.addMember('Ada Lovelace')),
+    owner: await signedIn(service, ws.workspaceId, ws.userId),
+  };
+}
+
+const rest = (key: string, path: string, options: { method?: string; body?: unknown } = {}) => call(`${service.api}${path}`, { key, ...options });
+/** Every hour of every day: a recycled schedule's slot is within the hour. */
+const EVERY_HOUR = [{ weekdays: [1, 2, 3, 4, 5, 6, 7], times: Array.from({ length: 24 }, (_, hour) => `${String(hour).padStart(2, '0')}:00`) }];
+
+/** A post published now on `channels`, then made to look published `daysAgo` days ago. */
+async function published(ws: Workspace, channels: string[], content: string, { isEvergreen = true, daysAgo = 40 } = {}): Promise<string> {
+  const created = await rest(ws.apiKey, '/posts', {
+    method: 'POST',
+    body: { rows: [{ content, isEvergreen }], shared: { selectedIntegrations: channels }, postAction: 'PUBLISH_NOW' },
+  });
+  expect(created.status, created.text).toBe(201);
+  const postId = created.json.postId as string;
+  await eventually(
+    () => sql<{ status: string }[]>`SELECT status FROM schedules WHERE post_id = ${postId}`,
+    (rows) => rows.length > 0 && rows.every((row) => row.status === 'PUBLISHED'),
+    30_000,
+  );
+  await sql`UPDATE schedules SET published_at = published_at - ${daysAgo} * interval '1 day' WHERE post_id = ${postId}`;
+  return postId;
+}
+
+const eventsOf = async (session: HttpSession, query: string) => {
+  const answer = await session.request(`/api/v1/recycle-events?${query}`);
+  expect(answer.status, answer.text).toBe(200);
+  return answer.json.items as any[];
+};
+const runsOf = (ruleId: string) => sql<{ period: string }[]>`SELECT period FROM recycle_runs WHERE rule_id = ${ruleId}`;
+/** A run of `ruleId` for `period`, as the crontab's job would make it, and its end. */
+async function runFor(ruleId: string, period: string) {
+  await sql`SELECT graphile_worker.add_job('recycle-rule', json_build_object('ruleId', ${ruleId}::uuid, 'period', ${period}::text))`;
+  await eventually(() => runsOf(ruleId), (runs) => runs.some((run) => run.period === period), 20_000);
+  await noRecycleJobs();
+}
+const noRecycleJobs = () =>
+  eventually(() => sql`SELECT 1 FROM graphile_worker.jobs WHERE task_identifier = 'recycle-rule'`, (rows) => rows.length === 0, 20_000);
+
+async function createRule(owner: HttpSession, body: Record<string, unknown>) {
+  const answer = await owner.request('/api/v1/recycle-rules', { method: 'POST', body: { name: 'Best of', postingWindows: EVERY_HOUR, ...body } });
+  expect(answer.status, answer.text).toBe(201);
+  return answer.json as { id: string } & Record<string, any>;
+}
+
+describe('a recycle rule', () => {
+  it('schedules a published evergreen post again on its channels (LinkedIn with a variation); the agent sees it over MCP, reschedules it, and it publishes', async () => {
+    const { ws, bluesky, linkedin, owner } = await team();
+    const text = `Our guide to spring planting, still true. ${randomUUID().slice(0, 8)}`;
+    const postId = await published(ws, [bluesky, linkedin], text);
+    const before = Date.now();
+
+    const rule = await createRule(owner, { integrationIds: [bluesky, linkedin], linkedinVariations: ['Still true today.', 'From our archive.'] });
+    expect(rule).toMatchObject({ name: 'Best of', frequency: 'DAILY', postsPerRun: 1, minIntervalDays: 30, maxRuns: null, enabled: true, tagIds: [] });
+    // The first run is at once.
+    const [event] = await eventually(() => eventsOf(owner, `ruleId=${rule.id}`), (items) => items.length === 1, 20_000);
+    expect(event).toMatchObject({ ruleId: rule.id, postId, status: 'RECYCLED', skipped: [], linkedinVariation: 'Still true today.' });
+    expect(event.scheduleIds).toHaveLength(2);
+    const ran = (await owner.request(`/api/v1/recycle-rules/${rule.id}`)).json;
+    expect(ran.lastRunPeriod).toBe(event.period);
+    expect(event.period).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+
+    const mcp = new Client({ name: 'agent', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${service.base}/mcp`), { requestInit: { headers: { 'x-api-key': ws.apiKey } } }));
+    try {
+      // Recycle rules are internal: no tool, and the generic 404 over REST.
+      expect((await mcp.listTools()).tools.map((tool) => tool.name).filter((name) => /recycle/i.test(name))).toEqual([]);
+      expect((await rest(ws.apiKey, '/recycle-rules')).status).toBe(404);
+
+      const post = (await mcp.callTool({ name: 'getPost', arguments: { id: postId } })).structuredContent as Record<string, any>;
+      expect(Date.parse(post.lastRecycledAt)).toBeGreaterThanOrEqual(before - 1000);
+      const recycled = post.schedules.filter((schedule: any) => schedule.originRecycleEventId === event.id);
+      expect(recycled.map((schedule: any) => schedule.id).sort()).toEqual([...event.scheduleIds].sort());
+      for (const schedule of recycled) {
+        expect(schedule.status).toBe('SCHEDULED');
+        // At the next free slot of the rule's windows: on the hour, within the hour.
+        expect(new Date(schedule.scheduledAt).getUTCMinutes()).toBe(0);
+        expect(Date.parse(schedule.scheduledAt) - Date.now()).toBeLessThanOrEqual(3_600_000);
+      }
+      const onLinkedIn = recycled.find((schedule: any) => schedule.integrationId === linkedin);
+      const [stored] = await sql<{ scheduledContent: string }[]>`SELECT scheduled_content FROM schedules WHERE id = ${onLinkedIn.id}`;
+      expect(stored!.scheduledContent).toBe(`${text}\n\nStill true today.`);
+
+      // Ordinary schedules: the agent reschedules them like any other, and they publish.
+      for (const schedule of recycled) {
+        const moved = await mcp.callTool({ name: 'rescheduleSchedule', arguments: { scheduleId: schedule.id, scheduledAt: new Date(Date.now() + 1500).toISOString() } });
+        expect(moved.isError, JSON.stringify(moved)).toBeFalsy();
+      }
+      await eventually(
+        () => sql<{ status: string }[]>`SELECT status FROM schedules WHERE id = ANY(${event.scheduleIds}::uuid[])`,
+        (rows) => rows.every((row) => row.status === 'PUBLISHED'),
+        30_000,
+      );
+      expect((await postsOf(account)).filter((record) => (record.value as { text: string }).text === text)).toHaveLength(2);
+      const onFake = [...fake.posts.values()].filter((item) => item.text.startsWith(text)).map((item) => item.text);
+      expect(onFake.sort()).toEqual([text, `${text}\n\nStill true today.`]);
+
+      // The feed says so: the post recycled, its new schedules scheduled.
+      const feed = await rest(ws.apiKey, `/events?resourceId=${postId}&type=post.recycled`);
+      expect(feed.json.items.map((item: any) => item.data.lastRecycledAt)).toEqual([post.lastRecycledAt]);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('picks only evergreen posts published long enough ago, once a period, up to maxRuns, and says why it skips one', async () => {
+    const { ws, bluesky, linkedin, owner } = await team();
+    const tag = `x${randomUUID().slice(0, 6)}`;
+    const old = await published(ws, [bluesky, linkedin], `An old favourite ${tag}`);
+    await published(ws, [bluesky], `Too recent ${tag}`, { daysAgo: 5 });
+    await published(ws, [bluesky], `Not evergreen ${tag}`, { isEvergreen: false });
+    const draft = await rest(ws.apiKey, '/posts', {
+      method: 'POST',
+      body: { rows: [{ content: `A draft ${tag}`, isEvergreen: true }], shared: { selectedIntegrations: [bluesky] }, postAction: 'DRAFT' },
+    });
+    expect(draft.status).toBe(201);
+
+    // Without variations, LinkedIn is skipped with the reason; Bluesky takes the post.
+    const rule = await createRule(owner, { integrationIds: [linkedin, bluesky], postsPerRun: 10, maxRuns: 1, enabled: false });
+    expect(await runsOf(rule.id)).toEqual([]);
+    const enabled = await owner.request(`/api/v1/recycle-rules/${rule.id}`, { method: 'PATCH', body: { enabled: true } });
+    expect(enabled.status, enabled.text).toBe(200);
+    const [first] = await eventually(() => eventsOf(owner, `ruleId=${rule.id}`), (items) => items.length === 1, 20_000);
+    expect(first).toMatchObject({ postId: old, status: 'RECYCLED', linkedinVariation: null });
+    expect(first.skipped).toEqual([
+      { integrationId: linkedin, code: 'DUPLICATE_CONTENT', reason: expect.stringContaining('give the rule linkedinVariations') },
+    ]);
+    const [made] = await sql<{ integrationId: string; status: string }[]>`SELECT integration_id, status FROM schedules WHERE id = ANY(${first.scheduleIds}::uuid[])`;
+    expect(made).toEqual({ integrationId: bluesky, status: 'SCHEDULED' });
+
+    // The same period again (a second job): nothing more.
+    await runFor(rule.id, first.period);
+    expect(await eventsOf(owner, `ruleId=${rule.id}`)).toHaveLength(1);
+
+    // A later period while the recycle waits to publish: not picked.
+    await runFor(rule.id, '2099-01-01');
+    expect(await eventsOf(owner, `ruleId=${rule.id}`)).toHaveLength(1);
+
+    // Once it has published and the interval passed: maxRuns 1 keeps it out; no limit lets it in.
+    await sql`UPDATE schedules SET status = 'PUBLISHED', published_at = now() - interval '40 days' WHERE id = ANY(${first.scheduleIds}::uuid[])`;
+    await sql`UPDATE posts SET last_recycled_at = now() - interval '40 days' WHERE id = ${old}`;
+    await runFor(rule.id, '2099-01-02');
+    expect(await eventsOf(owner, `ruleId=${rule.id}`)).toHaveLength(1);
+    await owner.request(`/api/v1/recycle-rules/${rule.id}`, { method: 'PATCH', body: { maxRuns: null, linkedinVariations: ['Worth a second read.'] } });
+
+    // The quota spent: skipped with the plan's words, nothing made, nothing spent, lastRecycledAt as it was.
+    await sql`
+      INSERT INTO post_quota_usage (organization_id, platform, month, used) VALUES (${ws.workspaceId}, 'BLUESKY', date_trunc('month', now() AT TIME ZONE 'UTC')::date, 20000)
+      ON CONFLICT (organization_id, platform, month) DO UPDATE SET used = 20000`;
+    const quotaBefore = await sql`SELECT platform, used FROM post_quota_usage WHERE organization_id = ${ws.workspaceId} ORDER BY platform`;
+    await runFor(rule.id, '2099-01-03');
+    const [refused] = await eventsOf(owner, `ruleId=${rule.id}&status=SKIPPED`);
+    expect(refused).toMatchObject({ postId: old, status: 'SKIPPED', scheduleIds: [] });
+    expect(refused.skipped.map((skip: any) => [skip.integrationId, skip.code])).toEqual([
+      [linkedin, 'POST_QUOTA_EXCEEDED'],
+      [bluesky, 'POST_QUOTA_EXCEEDED'],
+    ]);
+    expect(refused.skipped[0].reason).toMatch(/^The business plan allows 20000 BLUESKY posts a month; 20000 used this month/);
+    expect(await sql`SELECT platform, used FROM post_quota_usage WHERE organization_id = ${ws.workspaceId} ORDER BY platform`).toEqual(quotaBefore);
+    const [{ lastRecycledAt }] = await sql<[{ lastRecycledAt: Date }]>`SELECT last_recycled_at FROM posts WHERE id = ${old}`;
+    expect(Date.now() - lastRecycledAt.getTime()).toBeGreaterThan(39 * 86_400_000);
+
+    // Quota back: recycled on both, LinkedIn with the variation, and the run's quota spent per channel.
+    await sql`UPDATE post_quota_usage SET used = 0 WHERE organization_id = ${ws.workspaceId}`;
+    await runFor(rule.id, '2099-01-04');
+    const [again] = await eventsOf(owner, `ruleId=${rule.id}`);
+    expect(again).toMatchObject({ postId: old, status: 'RECYCLED', skipped: [], linkedinVariation: 'Worth a second read.' });
+    expect(again.scheduleIds).toHaveLength(2);
+    expect(await sql`SELECT platform, used FROM post_quota_usage WHERE organization_id = ${ws.workspaceId} ORDER BY platform`).toEqual([
+      { platform: 'BLUESKY', used: 1 },
+      { platform: 'LINKEDIN', used: 1 },
+    ]);
+
+    // Under the workspace's approval rule, a change to the waiting recycle sends the post to review: its jobs go, and
+    // no rule picks a post waiting for review.
+    expect((await owner.request('/api/v1/workspace/settings', { method: 'PATCH', body: { postsNeedApproval: true } })).status).toBe(200);
+    const changed = await rest(ws.apiKey, `/posts/${old}`, { method: 'PATCH', body: { firstComment: 'More in our shop.' } });
+    expect(changed.json.approvalStatus, changed.text).toBe('pending_review');
+    expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ANY(${again.scheduleIds.map((id: string) => `publish-schedule:${id}`)})`).toEqual([]);
+    await sql`UPDATE schedules SET status = 'PUBLISHED', published_at = now() - interval '40 days' WHERE id = ANY(${again.scheduleIds}::uuid[])`;
+    await sql`UPDATE posts SET last_recycled_at = now() - interval '40 days' WHERE id = ${old}`;
+    await runFor(rule.id, '2099-01-05');
+    expect(await eventsOf(owner, `ruleId=${rule.id}`)).toHaveLength(3);
+
+    // Only `old` was ever picked: the recent, the not evergreen and the draft never were.
+    expect(new Set((await eventsOf(owner, `ruleId=${rule.id}`)).map((event) => event.postId))).toEqual(new Set([old]));
+  });
+
+  it('is refused with the field named for a channel of another workspace; deleting it removes its queued run', async () => {
+    const { ws, bluesky, owner } = await team();
+    const other = await service.workspace({ plan: 'business' });
+    const foreign = (await other.admin('createIntegration', { platform: 'LINKEDIN', name: 'Theirs' })).id;
+    const refused = await owner.request('/api/v1/recycle-rules', { method: 'POST', body: { name: 'x', integrationIds: [bluesky, foreign] } });
+    expect([refused.status, refused.json]).toEqual([404, { code: 'NOT_FOUND', message: expect.stringMatching(/body\.integrationIds\[1\]$/) }]);
+    const repeated = await owner.request('/api/v1/recycle-rules', { method: 'POST', body: { name: 'x', integrationIds: [bluesky, bluesky] } });
+    expect([repeated.status, repeated.json.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(await sql`SELECT 1 FROM recycle_rules WHERE organization_id = ${ws.workspaceId}`).toEqual([]);
+
+    // A rule whose run is queued (in an hour) is deleted: the job goes with it.
+    const rule = await createRule(owner, { integrationIds: [bluesky], enabled: false });
+    await sql`SELECT graphile_worker.add_job('recycle-rule', json_build_object('ruleId', ${rule.id}::uuid, 'period', 'later'),
+      run_at := now() + interval '1 hour', job_key := ${`recycle-rule:${rule.id}`})`;
+    expect((await owner.request(`/api/v1/recycle-rules/${rule.id}`, { method: 'DELETE' })).json).toEqual({ success: true });
+    expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${`recycle-rule:${rule.id}`}`).toEqual([]);
+    expect((await owner.request(`/api/v1/recycle-rules/${rule.id}`)).status).toBe(404);
+  });
+});
+
+describe('two workers', () => {
+  it('recycle once when both run the same rule and period at the same time', async () => {
+    const { ws, bluesky, owner } = await team();
+    const tag = randomUUID().slice(0, 8);
+    // Made first, its first run (today's) finds nothing to recycle.
+    const rule = await createRule(owner, { integrationIds: [bluesky], postsPerRun: 2 });
+    await eventually(() => runsOf(rule.id), (runs) => runs.length === 1, 20_000);
+    const posts: string[] = [];
+    for (const n of [1, 2, 3, 4, 5]) posts.push(await published(ws, [bluesky], `Evergreen ${n} ${tag}`));
+    const second = await startTestService(
+      { databaseUrl: service.databaseUrl, encryptionKey: service.service.core.app.config.encryptionKey },
+      { api: false, worker: true },
+    );
+    try {
+      for (let round = 0; round < 3; round += 1) {
+        const period = `race-${round}`;
+        // Jobs under different keys (as two schedulers might make), queued in one go: each worker takes some.
+        await sql`SELECT graphile_worker.add_job('recycle-rule', json_build_object('ruleId', ${rule.id}::uuid, 'period', ${period}::text), job_key := k)
+          FROM unnest(ARRAY['a', 'b', 'c', 'd']) AS k`;
+        await eventually(() => runsOf(rule.id), (runs) => runs.some((run) => run.period === period), 20_000);
+        await noRecycleJobs();
+      }
+      // One run per period, each picking postsPerRun (2) of the five, however many jobs asked.
+      expect((await runsOf(rule.id)).map((run) => run.period).filter((period) => period.startsWith('race-')).sort()).toEqual(['race-0', 'race-1', 'race-2']);
+      const events = await eventsOf(owner, `ruleId=${rule.id}`);
+      expect(events.map((event) => [event.period, event.status]).sort()).toEqual([
+        ['race-0', 'RECYCLED'],
+        ['race-0', 'RECYCLED'],
+        ['race-1', 'RECYCLED'],
+        ['race-1', 'RECYCLED'],
+        ['race-2', 'RECYCLED'],
+      ]);
+      expect(events.map((event) => event.postId).sort()).toEqual([...posts].sort());
+      const [{ count }] = await sql<[{ count: number }]>`SELECT count(*)::int FROM schedules WHERE origin_recycle_event_id IS NOT NULL AND organization_id = ${ws.workspaceId}`;
+      expect(count).toBe(5);
+
+      // The crontab's sweep, run twice at once, queues one run for the rule's new period (its ISO week, once weekly).
+      await owner.request(`/api/v1/recycle-rules/${rule.id}`, { method: 'PATCH', body: { enabled: false, frequency: 'WEEKLY' } });
+      await sql`UPDATE recycle_rules SET enabled = true WHERE id = ${rule.id}`;
+      await sql`SELECT graphile_worker.add_job('recycle-evergreen', '{}'::json, job_key := k) FROM unnest(ARRAY['x', 'y']) AS k`;
+      const runs = await eventually(() => runsOf(rule.id), (found) => found.some((run) => /^\d{4}-W\d{2}$/.test(run.period)), 20_000);
+      await eventually(() => sql`SELECT 1 FROM graphile_worker.jobs WHERE task_identifier LIKE 'recycle-%'`, (rows) => rows.length === 0, 20_000);
+      expect((await runsOf(rule.id)).filter((run) => /^\d{4}-W\d{2}$/.test(run.period))).toHaveLength(1);
+      expect(await runsOf(rule.id)).toHaveLength(runs.length);
+      expect(runs).toHaveLength(5);
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
+});
