@@ -71,6 +71,16 @@ const usage = `Usage: npm run admin -- <command> [options]
       The endpoint's delivery log, newest first: each delivery's payload and attempts.
   redeliver-webhook --workspace ID --webhook ID --delivery ID
 
+  create-recycle-rule --workspace ID --name NAME --channels ID,ID [--tags ID,ID] [--frequency DAILY|WEEKLY]
+      [--posts-per-run N] [--min-interval-days N] [--max-runs N] [--windows JSON] [--linkedin-variation TEXT]... [--disable]
+      A rule that schedules evergreen posts again once published (docs/publishing.md#evergreen-recycling); its first run
+      is at once.
+  list-recycle-rules --workspace ID
+  update-recycle-rule --workspace ID --rule ID [the fields above] [--max-runs none] [--windows workspace] [--enable | --disable]
+  delete-recycle-rule --workspace ID --rule ID
+  list-recycle-events --workspace ID [--rule ID] [--post ID] [--status RECYCLED|SKIPPED] [--limit N] [--cursor NEXT_CURSOR]
+      What the rules did, newest first: the schedules each recycle made, or why it made none.
+
 Operator commands (plans and subscriptions are never a workspace member's to set):
   define-plan --plan NAME [--rate-limit N] [--storage-bytes N] [--quota PLATFORM=N]...
       Create a plan (--rate-limit and --storage-bytes required) or change the numbers given.
@@ -142,7 +152,33 @@ const operationCommands: Record<string, { operation: string; actor?: string; arg
   'rotate-webhook-secret': { operation: 'rotateWebhookSecret', args: (o) => ({ id: o.webhook }) },
   'list-webhook-deliveries': { operation: 'listWebhookDeliveries', args: (o) => ({ id: o.webhook, limit: o.limit, cursor: o.cursor }) },
   'redeliver-webhook': { operation: 'redeliverWebhook', args: (o) => ({ id: o.webhook, deliveryId: o.delivery }) },
+  'create-recycle-rule': { operation: 'createRecycleRule', args: (o) => ({ ...recycleRuleArgs(o), enabled: o.disable ? false : undefined }) },
+  'list-recycle-rules': { operation: 'listRecycleRules', args: () => ({}) },
+  'update-recycle-rule': {
+    operation: 'updateRecycleRule',
+    args: (o) => ({ id: o.rule, ...recycleRuleArgs(o), enabled: o.enable ? true : o.disable ? false : undefined }),
+  },
+  'delete-recycle-rule': { operation: 'deleteRecycleRule', args: (o) => ({ id: o.rule }) },
+  'list-recycle-events': {
+    operation: 'listRecycleEvents',
+    args: (o) => ({ ruleId: o.rule, postId: o.post, status: o.status, limit: o.limit, cursor: o.cursor }),
+  },
 };
+
+/** A recycle rule's fields from the options: each only when given. */
+function recycleRuleArgs(o: Options): Record<string, unknown> {
+  return {
+    name: o.name,
+    integrationIds: optionalList(o, 'channels'),
+    tagIds: optionalList(o, 'tags'),
+    frequency: o.frequency,
+    postsPerRun: count(o, 'posts-per-run'),
+    minIntervalDays: count(o, 'min-interval-days'),
+    maxRuns: o['max-runs'] === 'none' ? null : count(o, 'max-runs'),
+    postingWindows: o.windows === 'workspace' ? null : json(o.windows, 'windows'),
+    linkedinVariations: o['linkedin-variation'] === undefined ? undefined : (o['linkedin-variation'] as string[]).filter(Boolean),
+  };
+}
 
 /** Commands that need no database: run before, and without, opening the core (nor starting or joining a cluster). */
 const offlineCommands: Record<string, (options: Options) => Promise<unknown>> = {
@@ -237,6 +273,14 @@ const { positionals, values } = parseArgs({
     on: { type: 'boolean' },
     off: { type: 'boolean' },
     approvers: { type: 'string' },
+    rule: { type: 'string' },
+    channels: { type: 'string' },
+    tags: { type: 'string' },
+    frequency: { type: 'string' },
+    'posts-per-run': { type: 'string' },
+    'min-interval-days': { type: 'string' },
+    'max-runs': { type: 'string' },
+    'linkedin-variation': { type: 'string', multiple: true },
     post: { type: 'string' },
     note: { type: 'string' },
     yes: { type: 'boolean' },

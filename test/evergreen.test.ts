@@ -7,6 +7,7 @@ import { connectThroughForm, createAccount, postsOf, type TestAccount } from './
 import { signedIn, type HttpSession } from './support/http-session.js';
 import { connectLinkedIn, startServiceWithLinkedIn } from './support/linkedin-browser.js';
 import { startFakeLinkedIn, type FakeLinkedIn } from './support/linkedin.js';
+import { admin } from './support/processes.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -235,6 +236,52 @@ describe('a recycle rule', () => {
     expect(new Set((await eventsOf(owner, `ruleId=${rule.id}`)).map((event) => event.postId))).toEqual(new Set([old]));
   });
 
+  it('says why it skips a channel: no subscription, a channel that cannot publish, no free slot in its horizon', async () => {
+    const { ws, bluesky, linkedin, owner } = await team();
+    const postId = await published(ws, [bluesky, linkedin], `Reasons ${randomUUID().slice(0, 8)}`);
+    const rule = await createRule(owner, { integrationIds: [bluesky, linkedin], linkedinVariations: ['Again.'], enabled: false });
+    expect((await owner.request(`/api/v1/recycle-rules/${rule.id}`, { method: 'PATCH', body: { enabled: true } })).status).toBe(200);
+    await eventually(() => runsOf(rule.id), (runs) => runs.length === 1, 20_000);
+    // Recycled on both; published, and a while ago, it may be picked again.
+    const [made] = await eventsOf(owner, `ruleId=${rule.id}`);
+    expect(made.status).toBe('RECYCLED');
+    const goneOut = async () => {
+      await sql`UPDATE schedules SET status = 'PUBLISHED', published_at = now() - interval '40 days' WHERE origin_recycle_event_id IS NOT NULL AND post_id = ${postId}`;
+      await sql`UPDATE posts SET last_recycled_at = now() - interval '40 days' WHERE id = ${postId}`;
+    };
+    await goneOut();
+
+    await sql`UPDATE organizations SET subscription_status = 'none' WHERE id = ${ws.workspaceId}`;
+    await runFor(rule.id, '2099-02-01');
+    const [unpaid] = await eventsOf(owner, `ruleId=${rule.id}`);
+    expect(unpaid.skipped.map((skip: any) => skip.code)).toEqual(['PAYMENT_REQUIRED', 'PAYMENT_REQUIRED']);
+    await sql`UPDATE organizations SET subscription_status = 'active' WHERE id = ${ws.workspaceId}`;
+
+    // The LinkedIn channel's token revoked: skipped there, recycled on Bluesky.
+    await sql`UPDATE integrations SET token_status = 'REVOKED' WHERE id = ${linkedin}`;
+    await runFor(rule.id, '2099-02-02');
+    const [partial] = await eventsOf(owner, `ruleId=${rule.id}`);
+    expect(partial.status).toBe('RECYCLED');
+    expect(partial.scheduleIds).toHaveLength(1);
+    expect(partial.skipped).toEqual([{ integrationId: linkedin, code: 'INVALID_STATE', reason: expect.stringMatching(/token REVOKED.*reconnect it$/) }]);
+    await goneOut();
+    await sql`UPDATE integrations SET token_status = 'VALID' WHERE id = ${linkedin}`;
+
+    // Its own windows, one slot a day, all taken for the week ahead on Bluesky.
+    const daily = [{ weekdays: [1, 2, 3, 4, 5, 6, 7], times: ['03:00'] }];
+    await owner.request(`/api/v1/recycle-rules/${rule.id}`, { method: 'PATCH', body: { postingWindows: daily } });
+    expect((await owner.request('/api/v1/workspace/settings', { method: 'PATCH', body: { postingWindows: daily } })).status).toBe(200);
+    const filler = await rest(ws.apiKey, '/posts', {
+      method: 'POST',
+      body: { rows: Array.from({ length: 8 }, (_, n) => ({ content: `Filler ${n}` })), shared: { selectedIntegrations: [bluesky] }, postAction: 'NEXT_WINDOW' },
+    });
+    expect(filler.status, filler.text).toBe(201);
+    await runFor(rule.id, '2099-02-03');
+    const [full] = await eventsOf(owner, `ruleId=${rule.id}`);
+    expect(full.skipped).toEqual([{ integrationId: bluesky, code: 'NO_FREE_SLOT', reason: expect.stringContaining('in the next 7 days') }]);
+    expect(full.scheduleIds).toHaveLength(1);
+  });
+
   it('is refused with the field named for a channel of another workspace; deleting it removes its queued run', async () => {
     const { ws, bluesky, owner } = await team();
     const other = await service.workspace({ plan: 'business' });
@@ -304,4 +351,27 @@ describe('two workers', () => {
       await second.stop();
     }
   }, 120_000);
+});
+
+describe('the admin command', () => {
+  it('makes, changes, lists and deletes a rule from a shell, and lists what it did', async () => {
+    const { ws, bluesky, linkedin } = await team();
+    const env = { DATABASE_URL: service.databaseUrl, ENCRYPTION_KEY: service.service.core.app.config.encryptionKey! };
+    const at = ['--workspace', ws.workspaceId];
+    const made = await admin(
+      ['create-recycle-rule', ...at, '--name', 'Shell', '--channels', `${bluesky},${linkedin}`, '--frequency', 'WEEKLY', '--posts-per-run', '3',
+        '--max-runs', '2', '--linkedin-variation', 'One.', '--linkedin-variation', 'Two.', '--disable'],
+      env,
+    );
+    expect(made.json).toMatchObject({
+      name: 'Shell', integrationIds: [bluesky, linkedin], frequency: 'WEEKLY', postsPerRun: 3, maxRuns: 2,
+      linkedinVariations: ['One.', 'Two.'], postingWindows: null, enabled: false,
+    });
+    const changed = await admin(['update-recycle-rule', ...at, '--rule', made.json.id, '--max-runs', 'none', '--min-interval-days', '60'], env);
+    expect(changed.json).toMatchObject({ maxRuns: null, minIntervalDays: 60, enabled: false, postsPerRun: 3 });
+    expect((await admin(['list-recycle-rules', ...at], env)).json.map((rule: { id: string }) => rule.id)).toEqual([made.json.id]);
+    expect((await admin(['list-recycle-events', ...at, '--rule', made.json.id], env)).json).toEqual({ items: [], nextCursor: null });
+    expect((await admin(['delete-recycle-rule', ...at, '--rule', made.json.id], env)).json).toEqual({ success: true });
+    expect((await admin(['list-recycle-rules', ...at], env)).json).toEqual([]);
+  });
 });
