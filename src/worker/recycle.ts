@@ -74,9 +74,10 @@ interface Skip {
 export async function runRecycle(db: Database, storage: Storage, ruleId: string, period: string): Promise<{ recycled: number; skipped: number } | null> {
   const done = await db.begin(async (tx) => {
     const [rule] = await tx<Rule[]>`
-      SELECT r.organization_id, r.integration_ids, r.tag_ids, r.frequency, r.posts_per_run, r.min_interval_days, r.max_runs,
+      SELECT r.organization_id, r.integration_ids, ARRAY(SELECT t.id FROM tags t WHERE t.id = ANY(r.tag_ids)) AS tag_ids, r.frequency, r.posts_per_run, r.min_interval_days, r.max_runs,
         r.posting_windows::text AS posting_windows_text, r.linkedin_variations, r.enabled, o.plan, o.subscription_status
       FROM recycle_rules r JOIN organizations o ON o.id = r.organization_id WHERE r.id = ${ruleId} FOR NO KEY UPDATE OF r`;
+    // Tags deleted since drop out, as GET /recycle-rules shows them.
     if (!rule?.enabled) return null;
     const [run] = await tx<{ id: string }[]>`INSERT INTO recycle_runs (rule_id, period) VALUES (${ruleId}, ${period}) ON CONFLICT DO NOTHING RETURNING id`;
     if (!run) return null;
