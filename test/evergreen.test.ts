@@ -97,22 +97,26 @@ describe('a recycle rule', () => {
   it('schedules a published evergreen post again on its channels (LinkedIn with a variation); the agent sees it over MCP, reschedules it, and it publishes', async () => {
     const { ws, bluesky, linkedin, owner } = await team();
     const text = `Our guide to spring planting, still true. ${randomUUID().slice(0, 8)}`;
-    const postId = await published(ws, [bluesky, linkedin], text);
-    const before = Date.now();
-
-    const rule = await createRule(owner, { integrationIds: [bluesky, linkedin], linkedinVariations: ['Still true today.', 'From our archive.'] });
-    expect(rule).toMatchObject({ name: 'Best of', frequency: 'DAILY', postsPerRun: 1, minIntervalDays: 30, maxRuns: null, enabled: true, tagIds: [] });
-    // The first run is at once.
-    const [event] = await eventually(() => eventsOf(owner, `ruleId=${rule.id}`), (items) => items.length === 1, 20_000);
-    expect(event).toMatchObject({ ruleId: rule.id, postId, status: 'RECYCLED', skipped: [], linkedinVariation: 'Still true today.' });
-    expect(event.scheduleIds).toHaveLength(2);
-    const ran = (await owner.request(`/api/v1/recycle-rules/${rule.id}`)).json;
-    expect(ran.lastRunPeriod).toBe(event.period);
-    expect(event.period).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    const postId = await published(ws, [bluesky, linkedin], text, { isEvergreen: false });
 
     const mcp = new Client({ name: 'agent', version: '1.0.0' });
     await mcp.connect(new StreamableHTTPClientTransport(new URL(`${service.base}/mcp`), { requestInit: { headers: { 'x-api-key': ws.apiKey } } }));
     try {
+      // The agent marks it evergreen.
+      const marked = await mcp.callTool({ name: 'updatePost', arguments: { id: postId, isEvergreen: true } });
+      expect(marked.isError, JSON.stringify(marked)).toBeFalsy();
+      const before = Date.now();
+
+      const rule = await createRule(owner, { integrationIds: [bluesky, linkedin], linkedinVariations: ['Still true today.', 'From our archive.'] });
+      expect(rule).toMatchObject({ name: 'Best of', frequency: 'DAILY', postsPerRun: 1, minIntervalDays: 30, maxRuns: null, enabled: true, tagIds: [] });
+      // The first run is at once.
+      const [event] = await eventually(() => eventsOf(owner, `ruleId=${rule.id}`), (items) => items.length === 1, 20_000);
+      expect(event).toMatchObject({ ruleId: rule.id, postId, status: 'RECYCLED', skipped: [], linkedinVariation: 'Still true today.' });
+      expect(event.scheduleIds).toHaveLength(2);
+      const ran = (await owner.request(`/api/v1/recycle-rules/${rule.id}`)).json;
+      expect(ran.lastRunPeriod).toBe(event.period);
+      expect(event.period).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+
       // Recycle rules are internal: no tool, and the generic 404 over REST.
       expect((await mcp.listTools()).tools.map((tool) => tool.name).filter((name) => /recycle/i.test(name))).toEqual([]);
       expect((await rest(ws.apiKey, '/recycle-rules')).status).toBe(404);
