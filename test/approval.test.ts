@@ -147,7 +147,8 @@ describe('a key that requires approval (the agent\'s key)', () => {
       expect((await postsOf(account)).map((record) => (record.value as { text: string }).text)).toContain('An agent wrote this one, and a person reads it first.');
       expect((await owner.request('/api/v1/approvals')).json.items).toEqual([]);
 
-      const events = await rest(ws.apiKey, `/events?resourceId=${postId}`);
+      // The feed serves an event once every transaction older than its own has ended: soon, not at once.
+      const events = await eventually(() => rest(ws.apiKey, `/events?resourceId=${postId}`), (answer) => answer.json.items.length >= 8, 10_000);
       // Each event's post as it was after the change: created already waiting.
       expect(events.json.items[0].data).toMatchObject({ approvalStatus: 'pending_review', canSchedule: false });
       expect(events.json.items.map((event: { type: string }) => event.type)).toEqual([
