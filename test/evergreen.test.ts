@@ -150,7 +150,7 @@ describe('a recycle rule', () => {
       expect(onFake.sort()).toEqual([text, `${text}\n\nStill true today.`]);
 
       // The feed says so: the post recycled, its new schedules scheduled.
-      const feed = await rest(ws.apiKey, `/events?resourceId=${postId}&type=post.recycled`);
+      const feed = await eventually(() => rest(ws.apiKey, `/events?resourceId=${postId}&type=post.recycled`), (answer) => answer.json.items.length > 0, 10_000);
       expect(feed.json.items.map((item: any) => item.data.lastRecycledAt)).toEqual([post.lastRecycledAt]);
     } finally {
       await mcp.close();
