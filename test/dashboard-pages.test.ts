@@ -50,6 +50,8 @@ const SIGNED_IN = [
   { path: '/settings/api-keys', heading: 'Developer API', name: 'api-keys' },
   { path: '/settings/members', heading: 'Members', name: 'members' },
   { path: '/settings/workspace', heading: 'Workspace settings', name: 'workspace' },
+  { path: '/approvals', heading: 'Approvals', name: 'approvals' },
+  { path: '/recycling', heading: 'Recycling', name: 'recycling' },
 ];
 
 /** Opens `path` and waits until the page has loaded what it shows (no progress indicator left). */

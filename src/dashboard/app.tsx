@@ -14,6 +14,7 @@ import { LoginPage } from './pages/login.js';
 import { MembersPage } from './pages/members.js';
 import { NotFoundPage } from './pages/not-found.js';
 import { PostsPage } from './pages/posts.js';
+import { RecyclingPage } from './pages/recycling.js';
 import { SetupPage } from './pages/setup.js';
 import { UsagePage } from './pages/usage.js';
 import { WorkspacePage } from './pages/workspace.js';
@@ -121,6 +122,8 @@ export function App() {
         <PostsPage {...props} />
       ) : path === '/approvals' ? (
         <ApprovalsPage {...props} />
+      ) : path === '/recycling' ? (
+        <RecyclingPage {...props} />
       ) : path === '/calendar' ? (
         <CalendarPage {...props} />
       ) : path === '/usage' ? (

@@ -22,6 +22,7 @@ export const DASHBOARD_PAGES = [
   '/posts',
   '/posts/:id',
   '/approvals',
+  '/recycling',
   '/calendar',
   '/channels',
   '/usage',

@@ -8,6 +8,7 @@ const NAVIGATION = [
   { href: '/calendar', label: 'Calendar' },
   { href: '/posts', label: 'Posts' },
   { href: '/approvals', label: 'Approvals' },
+  { href: '/recycling', label: 'Recycling' },
   { href: '/channels', label: 'Channels' },
   { href: '/usage', label: 'Usage' },
   { href: '/settings/api-keys', label: 'Developer API' },

@@ -103,6 +103,7 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
   const [thread, setThread] = useState<string[]>(() => (post ? threadOf(post) : []));
   const [firstComment, setFirstComment] = useState(roots[0]?.firstComment ?? '');
   const [tagIds, setTagIds] = useState<string[]>(post?.tagIds ?? []);
+  const [evergreen, setEvergreen] = useState(post?.isEvergreen ?? false);
   const [media, setMedia] = useState<MediaItem[]>(() => (post ? post.attachments.map(attachedItem) : []));
   const hasDrafts = roots.some((root) => root.status === 'DRAFT');
   const [action, setAction] = useState<Action>(editing ? 'KEEP' : 'NEXT_WINDOW');
@@ -197,6 +198,7 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
             content,
             ...(scheduledAt && { scheduledAt }),
             ...(tagIds.length && { tagIds }),
+            ...(evergreen && { isEvergreen: true }),
             ...(firstComment.trim() && { firstComment }),
             ...(threadParts.length && { thread: threadParts.map((part) => ({ content: part })) }),
             ...(overrideList.length && { overrides: overrideList }),
@@ -218,6 +220,7 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
       const body = {
         ...(edits.content !== undefined && { content: edits.content }),
         ...(!sameList(tagIds, post.tagIds) && { tagIds }),
+        ...(evergreen !== post.isEvergreen && { isEvergreen: evergreen }),
         ...(comment !== (roots[0]?.firstComment ?? null) && { firstComment: comment }),
         ...(!sameList(mediaList, post.attachments.map((a) => ({ id: a.mediaId, ...(a.altText && { altText: a.altText }) }))) && { media: mediaList }),
         ...(edits.schedules.length && { schedules: edits.schedules.map(({ id, content }) => ({ id, content })) }),
@@ -241,6 +244,7 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
       setThread([]);
       setFirstComment('');
       setTagIds([]);
+      setEvergreen(false);
       setMedia([]);
       setSelected([]);
       setDate('');
@@ -405,6 +409,16 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
         <MediaPicker media={media} setMedia={setMedia} chosen={chosen} />
 
         <TagPicker tags={tags} tagIds={tagIds} setTagIds={setTagIds} onTagCreated={onTagCreated} />
+
+        <div class="evergreen-choice">
+          <label class="checkbox">
+            <input type="checkbox" name="isEvergreen" checked={evergreen} onChange={(event) => setEvergreen(event.currentTarget.checked)} aria-describedby="compose-evergreen-hint" />
+            Evergreen
+          </label>
+          <p class="hint" id="compose-evergreen-hint">
+            Worth posting again: the workspace’s recycle rules (Recycling) post it again once it has been published.
+          </p>
+        </div>
 
         <fieldset class="when">
           <legend>When</legend>

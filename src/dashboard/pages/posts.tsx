@@ -240,9 +240,18 @@ function PostsTable({ posts, timeZone }: { posts: Post[]; timeZone: string }) {
           return (
             <tr key={post.id} data-post-id={post.id}>
               <th scope="row" data-label="Post">
-                <a href={`/posts/${post.id}`} onClick={followInApp}>
-                  {excerpt(post.content, 100) || '(no text)'}
-                </a>
+                {/* One element: on a phone the cell is a grid of its label and its content. */}
+                <div>
+                  <a href={`/posts/${post.id}`} onClick={followInApp}>
+                    {excerpt(post.content, 100) || '(no text)'}
+                  </a>
+                  {(post.isEvergreen || post.lastRecycledAt) && (
+                    <p class="post-marks">
+                      {post.isEvergreen && <span class="badge evergreen">Evergreen</span>}
+                      {post.lastRecycledAt && <span class="status-detail">Recycled {formatInZone(post.lastRecycledAt, timeZone)}</span>}
+                    </p>
+                  )}
+                </div>
               </th>
               <td data-label="Channels">
                 <ul class="post-schedules">
