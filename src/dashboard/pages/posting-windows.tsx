@@ -22,20 +22,22 @@ interface EditorProps {
   windows: PostingWindow[];
   onChange: (windows: PostingWindow[]) => void;
   error: string | undefined;
+  /** What the windows are for, under the legend. */
+  hint?: string;
 }
 
 /**
  * The posting windows: groups of weekdays, each with the local times a NEXT_WINDOW post may go out. Plain checkboxes and
  * time inputs, each labelled, so that it works by keyboard and screen reader as any form does.
  */
-export function PostingWindowsEditor({ windows, onChange, error }: EditorProps) {
+export function PostingWindowsEditor({ windows, onChange, error, hint = 'When a post asks for the next window, it goes out at the next of these times that is free.' }: EditorProps) {
   const id = useId();
   const update = (index: number, change: Partial<PostingWindow>) => onChange(windows.map((group, i) => (i === index ? { ...group, ...change } : group)));
   return (
     <fieldset class="posting-windows" aria-describedby={error ? `${id}-error` : `${id}-hint`} aria-invalid={error ? 'true' : undefined} tabIndex={error ? -1 : undefined}>
       <legend>Posting windows</legend>
       <p class="hint" id={`${id}-hint`}>
-        When a post asks for the next window, it goes out at the next of these times that is free.
+        {hint}
       </p>
       {error && (
         <p class="field-error" id={`${id}-error`}>

@@ -462,7 +462,7 @@ function RuleForm({ rule, channels, tags, workspaceWindows, onSaved, onCancel }:
           Posting windows of this rule’s own
         </label>
         <p class="hint">Each recycled post takes the next free slot of these windows within a week (two for a weekly rule), on each channel.</p>
-        {ownWindows && <PostingWindowsEditor windows={windows} onChange={setWindows} error={errorFor(save.error, 'postingWindows')} />}
+        {ownWindows && <PostingWindowsEditor windows={windows} onChange={setWindows} error={errorFor(save.error, 'postingWindows')} hint="A recycled post goes out at the next of these times that is free on its channel." />}
       </fieldset>
       <label class="checkbox">
         <input type="checkbox" name="enabled" checked={enabled} onChange={(event) => setEnabled(event.currentTarget.checked)} aria-describedby={`${id}-enabled-hint`} />
