@@ -286,6 +286,20 @@ describe('a recycle rule', () => {
     expect(full.scheduleIds).toHaveLength(1);
   });
 
+  it('recycles the posts the quota still allows and says why it skips the others', async () => {
+    const { ws, bluesky, owner } = await team();
+    const tag = randomUUID().slice(0, 8);
+    const first = await published(ws, [bluesky], `First in line ${tag}`);
+    const second = await published(ws, [bluesky], `Second in line ${tag}`);
+    await sql`UPDATE post_quota_usage SET used = 19999 WHERE organization_id = ${ws.workspaceId} AND platform = 'BLUESKY'`;
+    const rule = await createRule(owner, { integrationIds: [bluesky], postsPerRun: 2 });
+    const events = await eventually(() => eventsOf(owner, `ruleId=${rule.id}`), (items) => items.length === 2, 20_000);
+    const byPost = new Map(events.map((event) => [event.postId, event]));
+    expect(byPost.get(first)).toMatchObject({ status: 'RECYCLED', skipped: [] });
+    expect(byPost.get(second)).toMatchObject({ status: 'SKIPPED', scheduleIds: [], skipped: [{ integrationId: bluesky, code: 'POST_QUOTA_EXCEEDED' }] });
+    expect(await sql`SELECT used FROM post_quota_usage WHERE organization_id = ${ws.workspaceId} AND platform = 'BLUESKY'`).toEqual([{ used: 20000 }]);
+  });
+
   it('is refused with the field named for a channel of another workspace; deleting it removes its queued run', async () => {
     const { ws, bluesky, owner } = await team();
     const other = await service.workspace({ plan: 'business' });

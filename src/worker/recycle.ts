@@ -119,11 +119,10 @@ export async function runRecycle(db: Database, storage: Storage, ruleId: string,
     const windows = rule.postingWindowsText ? (JSON.parse(rule.postingWindowsText) as PostingWindow[]) : null;
     const days = HORIZON_DAYS[rule.frequency];
 
-    let recycled = 0;
-    const recycledIds: string[] = [];
-    for (const post of posts) {
+    // 1. What each post would publish where, and the channels it cannot (no queries).
+    const picks = posts.map((post) => {
       const skipped: Skip[] = [];
-      const made: { id: string; source: string; integrationId: string; at: Date; content: string; platform: Platform }[] = [];
+      const made: Made[] = [];
       const variation = rule.linkedinVariations.length ? rule.linkedinVariations[post.runs % rule.linkedinVariations.length]! : null;
       const postSources = sources.filter((source) => source.postId === post.id).sort((a, b) => order(a.integrationId) - order(b.integrationId));
       for (const source of postSources) {
@@ -155,45 +154,80 @@ export async function runRecycle(db: Database, storage: Storage, ruleId: string,
             continue;
           }
         }
-        const [at] = await nextFreeSlots(tx, rule.organizationId, channel.id, 1, { windows, days });
-        if (!at) {
-          skip('NO_FREE_SLOT', `No free posting slot on "${channel.name}" in the next ${days} days: widen the rule's posting windows or recycle fewer posts a run`);
-          continue;
-        }
-        made.push({ id: randomUUID(), source: source.id, integrationId: channel.id, at, content, platform: channel.platform });
+        made.push({ id: randomUUID(), source: source.id, integrationId: channel.id, at: null, content, platform: channel.platform });
       }
-      if (made.length) {
-        const perPlatform: Partial<Record<Platform, number>> = {};
-        for (const schedule of made) perPlatform[schedule.platform] = (perPlatform[schedule.platform] ?? 0) + 1;
-        // All of the post's channels or none: a refusal rolls back what the platforms before it spent.
-        const refusal = await tx
-          .savepoint(async (sp) => {
-            const refused = await spendQuotas(sp, { id: rule.organizationId, plan: rule.plan }, perPlatform);
-            if (refused) throw new QuotaRefused(refused);
-          })
-          .then(() => undefined, (error: unknown) => (error instanceof QuotaRefused ? error.message : Promise.reject(error)));
-        if (refusal) {
-          skipped.push(...made.map((schedule) => ({ integrationId: schedule.integrationId, code: 'POST_QUOTA_EXCEEDED' as const, reason: refusal })));
-          made.length = 0;
+      return { post, skipped, made, variation, eventId: randomUUID() };
+    });
+
+    // 2. Slots: one search per channel for every post that wants it, handed out in the order the posts were picked.
+    for (const channel of channels) {
+      const wanting = picks.flatMap((pick) => pick.made.filter((schedule) => schedule.integrationId === channel.id).map((schedule) => ({ pick, schedule })));
+      if (wanting.length === 0) continue;
+      const slots = await nextFreeSlots(tx, rule.organizationId, channel.id, wanting.length, { windows, days });
+      for (const [index, { pick, schedule }] of wanting.entries()) {
+        if (slots[index]) schedule.at = slots[index];
+        else {
+          pick.made.splice(pick.made.indexOf(schedule), 1);
+          pick.skipped.push({
+            integrationId: channel.id,
+            code: 'NO_FREE_SLOT',
+            reason: `No free posting slot on "${channel.name}" in the next ${days} days: widen the rule's posting windows or recycle fewer posts a run`,
+          });
         }
       }
-      const eventId = randomUUID();
-      await tx`
-        INSERT INTO recycle_events (id, organization_id, rule_id, run_id, post_id, status, schedule_ids, skipped, linkedin_variation)
-        VALUES (${eventId}, ${rule.organizationId}, ${ruleId}, ${run.id}, ${post.id}, ${made.length ? 'RECYCLED' : 'SKIPPED'},
-          ${made.map((schedule) => schedule.id)}::uuid[], ${JSON.stringify(skipped)}::text::jsonb,
-          ${made.some((schedule) => schedule.platform === 'LINKEDIN') ? variation : null})`;
-      await tx`UPDATE posts SET recycle_picked_at = now(), last_recycled_at = CASE WHEN ${made.length > 0} THEN now() ELSE last_recycled_at END
-        WHERE id = ${post.id}`;
-      if (made.length === 0) continue;
-      const rows = JSON.stringify(made.map(({ id, source, at, content }) => ({ id, source, at, content })));
-      // What the channel published first: its settings, first comment and thread parts, at the new slot.
+    }
+
+    // 3. Quota, all of a post's channels or none. The whole run's at once when it fits (one statement per platform);
+    // otherwise post by post, so that the posts that fit still go.
+    const workspace = { id: rule.organizationId, plan: rule.plan };
+    const spend = (made: Made[]) => {
+      const perPlatform: Partial<Record<Platform, number>> = {};
+      for (const schedule of made) perPlatform[schedule.platform] = (perPlatform[schedule.platform] ?? 0) + 1;
+      // A refusal rolls back what the platforms before it spent.
+      return tx
+        .savepoint(async (sp) => {
+          const refused = await spendQuotas(sp, workspace, perPlatform);
+          if (refused) throw new QuotaRefused(refused);
+        })
+        .then(() => undefined, (error: unknown) => (error instanceof QuotaRefused ? error.message : Promise.reject(error)));
+    };
+    const all = picks.flatMap((pick) => pick.made);
+    if (all.length && (await spend(all))) {
+      for (const pick of picks.filter((candidate) => candidate.made.length)) {
+        const refusal = await spend(pick.made);
+        if (!refusal) continue;
+        pick.skipped.push(...pick.made.map((schedule) => ({ integrationId: schedule.integrationId, code: 'POST_QUOTA_EXCEEDED' as const, reason: refusal })));
+        pick.made = [];
+      }
+    }
+
+    // 4. Written in a few statements whatever the number of posts: the events, the posts, the schedules (what the
+    // channel published first: its settings, first comment and thread parts, at the new slot), their jobs and events.
+    await tx`
+      INSERT INTO recycle_events (id, organization_id, rule_id, run_id, post_id, status, schedule_ids, skipped, linkedin_variation)
+      SELECT e.id, ${rule.organizationId}, ${ruleId}, ${run.id}, e.post_id, e.status, e.schedule_ids, e.skipped, e.linkedin_variation
+      FROM json_to_recordset(${JSON.stringify(
+        picks.map((pick) => ({
+          id: pick.eventId,
+          post_id: pick.post.id,
+          status: pick.made.length ? 'RECYCLED' : 'SKIPPED',
+          schedule_ids: pick.made.map((schedule) => schedule.id),
+          skipped: pick.skipped,
+          linkedin_variation: pick.made.some((schedule) => schedule.platform === 'LINKEDIN') ? pick.variation : null,
+        })),
+      )}::text::json) AS e (id uuid, post_id uuid, status text, schedule_ids uuid[], skipped jsonb, linkedin_variation text)`;
+    const recycledIds = picks.filter((pick) => pick.made.length).map((pick) => pick.post.id);
+    await tx`UPDATE posts SET recycle_picked_at = now(), last_recycled_at = CASE WHEN id = ANY(${recycledIds}::uuid[]) THEN now() ELSE last_recycled_at END
+      WHERE id = ANY(${posts.map((post) => post.id)}::uuid[])`;
+    const rows = JSON.stringify(picks.flatMap((pick) => pick.made.map(({ id, source, at, content }) => ({ id, source, at, content, event: pick.eventId }))));
+    const roots = picks.flatMap((pick) => pick.made.map((schedule) => schedule.id));
+    if (roots.length) {
       await tx`
         INSERT INTO schedules (id, organization_id, post_id, integration_id, user_id, status, scheduled_at, scheduled_content, first_comment,
           settings, origin_recycle_event_id, approval_status, approval_requested_at, approval_completed_at, quota_spent)
         SELECT m.id, s.organization_id, s.post_id, s.integration_id, p.user_id, 'SCHEDULED', m.at, m.content, s.first_comment,
-          s.settings, ${eventId}, p.approval_status, p.approval_requested_at, p.approval_completed_at, true
-        FROM json_to_recordset(${rows}::text::json) AS m (id uuid, source uuid, at timestamptz, content text)
+          s.settings, m.event, p.approval_status, p.approval_requested_at, p.approval_completed_at, true
+        FROM json_to_recordset(${rows}::text::json) AS m (id uuid, source uuid, at timestamptz, content text, event uuid)
         JOIN schedules s ON s.id = m.source JOIN posts p ON p.id = s.post_id`;
       await tx`
         INSERT INTO schedules (organization_id, post_id, integration_id, user_id, status, scheduled_at, scheduled_content, settings,
@@ -203,19 +237,29 @@ export async function runRecycle(db: Database, storage: Storage, ruleId: string,
           root.approval_completed_at
         FROM json_to_recordset(${rows}::text::json) AS m (id uuid, source uuid)
         JOIN schedules root ON root.id = m.id JOIN schedules part ON part.thread_root_schedule_id = m.source`;
-      const roots = made.map((schedule) => schedule.id);
       await enqueuePublish(tx, roots);
-      const all = await tx<{ id: string }[]>`SELECT id FROM schedules WHERE id = ANY(${roots}::uuid[]) OR thread_root_schedule_id = ANY(${roots}::uuid[])`;
-      await recordScheduleEvents(tx, storage, 'schedule.scheduled', all.map((schedule) => schedule.id));
-      recycled += 1;
-      recycledIds.push(post.id);
+      const made = await tx<{ id: string }[]>`
+        SELECT id FROM schedules WHERE id = ANY(${roots}::uuid[]) OR thread_root_schedule_id = ANY(${roots}::uuid[])
+        ORDER BY post_id, integration_id, thread_order`;
+      await recordScheduleEvents(tx, storage, 'schedule.scheduled', made.map((schedule) => schedule.id));
+      await recordPostEvents(tx, storage, rule.organizationId, 'post.recycled', recycledIds);
     }
-    if (recycledIds.length) await recordPostEvents(tx, storage, rule.organizationId, 'post.recycled', recycledIds);
+    const recycled = recycledIds.length;
     return { recycled, skipped: posts.length - recycled, postIds: recycledIds };
   });
   if (!done) return null;
   await rememberThreadLanguages(db, done.postIds);
   return { recycled: done.recycled, skipped: done.skipped };
+}
+
+/** A schedule a run makes: from its source (the channel's first publication), at its slot once found. */
+interface Made {
+  id: string;
+  source: string;
+  integrationId: string;
+  at: Date | null;
+  content: string;
+  platform: Platform;
 }
 
 /** Thrown inside the savepoint so that it rolls back; carries the refusal's message. */
