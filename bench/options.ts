@@ -1,6 +1,7 @@
 /** Command-line options of `npm run bench`. */
 import { parseArgs } from 'node:util';
 import type { PublishingOptions } from './publishing.js';
+import type { RecycleOptions } from './recycle.js';
 
 export interface Options {
   quick: boolean;
@@ -14,26 +15,30 @@ export interface Options {
   soakSeconds: number;
   /** Posts in the workspace of the lists scenario (bench/lists.ts). */
   listPosts: number;
-  /** The request scenarios, the publishing engine's, the lists at scale, or (undefined) all. */
-  only: 'http' | 'publishing' | 'lists' | 'webhooks' | undefined;
+  /** The request scenarios, the publishing engine's, the lists at scale, the webhooks, evergreen recycling, or (undefined) all. */
+  only: 'http' | 'publishing' | 'lists' | 'webhooks' | 'recycle' | undefined;
   /** Events delivered in the webhooks scenario (bench/webhooks.ts). */
   webhookEvents: number;
+  /** Evergreen recycling (bench/recycle.ts): posts in its workspace, and runs of its rule measured. */
+  recycle: RecycleOptions;
   publishing: PublishingOptions;
 }
 
-const usage = `Usage: npm run bench -- [--quick] [--only http|publishing|lists|webhooks] [--runs N] [--warmup SECONDS] [--duration SECONDS]
+const usage = `Usage: npm run bench -- [--quick] [--only http|publishing|lists|webhooks|recycle] [--runs N] [--warmup SECONDS] [--duration SECONDS]
                           [--calendar-schedules N] [--soak SECONDS] [--publish-schedules N] [--pds-schedules N]
-                          [--publish-spread SECONDS] [--platform-latency MS] [--list-posts N]
+                          [--publish-spread SECONDS] [--platform-latency MS] [--list-posts N] [--recycle-posts N] [--recycle-runs N]
 
   --quick                 one short run per scenario (1 s warm-up, 2 s measured), a calendar of 20,000 schedules,
                           a 20 s soak, and 200 schedules (50 on the PDS) due within 10 s, as a smoke test; results
                           go to bench/.tmp/results-quick.json instead of bench/results.json
-  --only http|publishing|lists|webhooks
+  --only http|publishing|lists|webhooks|recycle
                           the request scenarios (with the soak) only, the publishing engine's only, the lists at
-                          scale only, or the webhook deliveries only
+                          scale only, the webhook deliveries only, or evergreen recycling only
   --webhook-events N      events delivered to a webhook receiver on loopback (1,000 unless --quick: 200)
   --platform-latency MS   how long the slow loopback platform takes to answer each record (200)
   --list-posts N          posts in the lists workspace (100,000 unless --quick: 5,000), measured beside one of 1,000
+  --recycle-posts N       posts in the evergreen recycling workspace (10,000 unless --quick: 500)
+  --recycle-runs N        recycle runs of 50 posts measured, after one to warm up (20 unless --quick: 3)
   --calendar-schedules N  schedules in the calendar workspace (1,000,000 unless --quick), a multiple of 10
   --soak SECONDS          how long the soak of keys at their rate limits runs (180 s, or 20 s with --quick)
   --publish-schedules N   schedules of each publishing set against the loopback endpoint (1,000 unless --quick)
@@ -59,6 +64,8 @@ export function parseOptions(argv: string[]): Options {
         'list-posts': { type: 'string' },
         'platform-latency': { type: 'string' },
         'webhook-events': { type: 'string' },
+        'recycle-posts': { type: 'string' },
+        'recycle-runs': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -72,10 +79,10 @@ export function parseOptions(argv: string[]): Options {
   }
   // A smaller calendar keeps the quick pass (CI runs it) fast: the bulk insert of a million rows takes minutes.
   const defaults = values.quick
-    ? { runs: 1, warmup: 1, duration: 2, calendarSchedules: 20_000, soak: 20, publishSchedules: 200, pdsSchedules: 50, publishSpread: 10, listPosts: 5_000, webhookEvents: 200 }
-    : { runs: 3, warmup: 3, duration: 10, calendarSchedules: 1_000_000, soak: 180, publishSchedules: 1000, pdsSchedules: 1000, publishSpread: 60, listPosts: 100_000, webhookEvents: 1000 };
-  if (values.only !== undefined && !['http', 'publishing', 'lists', 'webhooks'].includes(values.only)) {
-    console.error(`--only must be http, publishing, lists or webhooks, got "${values.only}"\n\n${usage}`);
+    ? { runs: 1, warmup: 1, duration: 2, calendarSchedules: 20_000, soak: 20, publishSchedules: 200, pdsSchedules: 50, publishSpread: 10, listPosts: 5_000, webhookEvents: 200, recyclePosts: 500, recycleRuns: 3 }
+    : { runs: 3, warmup: 3, duration: 10, calendarSchedules: 1_000_000, soak: 180, publishSchedules: 1000, pdsSchedules: 1000, publishSpread: 60, listPosts: 100_000, webhookEvents: 1000, recyclePosts: 10_000, recycleRuns: 20 };
+  if (values.only !== undefined && !['http', 'publishing', 'lists', 'webhooks', 'recycle'].includes(values.only)) {
+    console.error(`--only must be http, publishing, lists, webhooks or recycle, got "${values.only}"\n\n${usage}`);
     process.exit(2);
   }
   const calendarSchedules = positive('calendar-schedules', values['calendar-schedules'], defaults.calendarSchedules);
@@ -94,6 +101,10 @@ export function parseOptions(argv: string[]): Options {
     listPosts: positive('list-posts', values['list-posts'], defaults.listPosts),
     only: values.only as Options['only'],
     webhookEvents: positive('webhook-events', values['webhook-events'], defaults.webhookEvents),
+    recycle: {
+      posts: positive('recycle-posts', values['recycle-posts'], defaults.recyclePosts),
+      runs: positive('recycle-runs', values['recycle-runs'], defaults.recycleRuns),
+    },
     publishing: {
       schedules: positive('publish-schedules', values['publish-schedules'], defaults.publishSchedules),
       pdsSchedules: positive('pds-schedules', values['pds-schedules'], defaults.pdsSchedules),

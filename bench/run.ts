@@ -3,7 +3,8 @@
  * app serving the same bytes, over REST and MCP; creates; a calendar page at the start and at the end of a million
  * schedules; a soak of several keys at their rate limits, with 20 parallel creates under one Idempotency-Key
  * (bench/soak.ts); and the publishing engine (bench/publishing.ts): delay past scheduledAt and schedules a second,
- * beside graphile-worker's empty-job rate.
+ * beside graphile-worker's empty-job rate; webhook deliveries (bench/webhooks.ts); and evergreen recycling
+ * (bench/recycle.ts): a recycle run of 50 posts among 10,000 against a create of 50 posts.
  * Starts the service as `npm start` does (embedded Postgres in a temporary DATA_DIR, or DATABASE_URL when set),
  * makes its workspaces through the admin command and REST (bench/fixture.ts) and the big calendar with SQL
  * (bench/calendar.ts), then times each scenario with autocannon in a child process. Prints a markdown table and
@@ -21,6 +22,7 @@ import { rssMb } from './procs.js';
 import { measureInProcess, type InProcessFigure } from './in-process.js';
 import { LIST_REQUESTS, makeListsWorkspace, measureLists, renderLists, type ListFigure } from './lists.js';
 import { measurePublishing } from './publishing.js';
+import { measureRecycle, renderRecycle, type RecycleFigures } from './recycle.js';
 import { buildReport, figuresOf, hasErrors, publishingReport, renderMarkdown, renderPublishing, type PublishingReport, type Report, type Run, type ScenarioFigures } from './report.js';
 import { measureWebhooks, renderWebhooks, type WebhookFigures } from './webhooks.js';
 import { checkScenario, fetchBytes, POSTS_PATH, scenarios, SCHEDULES_PATH, USERS_ME_PATH } from './scenarios.js';
@@ -161,6 +163,7 @@ async function main(): Promise<number> {
   let publishing: PublishingReport | undefined;
   let lists: Awaited<ReturnType<typeof measureListsAtScale>> | undefined;
   let webhooks: WebhookFigures | undefined;
+  let recycle: RecycleFigures | undefined;
   try {
     if (options.only === undefined || options.only === 'http') {
       const { calendar, figures, inProcess } = await measureAll(options, service);
@@ -169,6 +172,7 @@ async function main(): Promise<number> {
     }
     if (options.only === undefined || options.only === 'publishing') publishing = await measureEngine(options, service);
     if (options.only === undefined || options.only === 'webhooks') webhooks = await measureWebhooks(service, options.webhookEvents, progress);
+    if (options.only === undefined || options.only === 'recycle') recycle = await measureRecycle(service, options.recycle, progress);
     // Last: its hundred thousand posts then weigh on nothing else measured.
     if (options.only === undefined || options.only === 'lists') lists = await measureListsAtScale(options, service);
   } catch (error) {
@@ -188,6 +192,7 @@ async function main(): Promise<number> {
   if (publishing) console.log(`${report ? '\n' : ''}${renderPublishing(publishing)}`);
   if (lists) console.log(`${report || publishing ? '\n' : ''}${renderLists(lists.figures, lists.posts)}`);
   if (webhooks) console.log(`${report || publishing || lists ? '\n' : ''}${renderWebhooks(webhooks)}`);
+  if (recycle) console.log(`${report || publishing || lists || webhooks ? '\n' : ''}${renderRecycle(recycle)}`);
   // A partial run (--only) never replaces the full results.
   const file = options.only
     ? `bench/.tmp/results-${options.only}${options.quick ? '-quick' : ''}.json`
@@ -196,7 +201,7 @@ async function main(): Promise<number> {
       : 'bench/results.json';
   const url = new URL(`../${file}`, import.meta.url);
   mkdirSync(new URL('.', url), { recursive: true });
-  const written = { ...(report ?? { date: new Date().toISOString(), quick: options.quick, node: process.version, serviceStoppedCleanly: stoppedCleanly }), publishing, lists, webhooks };
+  const written = { ...(report ?? { date: new Date().toISOString(), quick: options.quick, node: process.version, serviceStoppedCleanly: stoppedCleanly }), publishing, lists, webhooks, recycle };
   writeFileSync(url, `${JSON.stringify(written, null, 2)}\n`);
   progress(`results written to ${file}`);
 

@@ -45,7 +45,8 @@ export async function nextFreeSlots(
       ) AS slots
       WHERE slot > ${after}::timestamptz AND (${before}::timestamptz IS NULL OR slot <= ${before}::timestamptz) AND NOT EXISTS (
         SELECT 1 FROM schedules s
-        WHERE s.integration_id = ${integrationId} AND s.scheduled_at = slots.slot
+        -- Bounded by the search's start too, so that a channel's past schedules are never read.
+        WHERE s.integration_id = ${integrationId} AND s.scheduled_at = slots.slot AND s.scheduled_at > ${after}::timestamptz
           AND s.status IN ('SCHEDULED', 'PUBLISHING', 'PUBLISHED') AND s.thread_root_schedule_id IS NULL)
       ORDER BY slot LIMIT ${count - found.length}`;
     found.push(...rows.map((row) => row.slot));
