@@ -85,14 +85,13 @@ export interface RecycleFigures {
  * the run then picks, so a change to one that the other lacks stops the bench.
  */
 const PICK = `
-  SELECT p.id, EXISTS (SELECT 1 FROM attachments a WHERE a.post_id = p.id) AS has_media,
-    (SELECT count(*) FROM recycle_events e WHERE e.rule_id = $1 AND e.post_id = p.id AND e.status = 'RECYCLED')::int AS runs
+  SELECT p.id, EXISTS (SELECT 1 FROM attachments a WHERE a.post_id = p.id) AS has_media
   FROM posts p
   WHERE p.organization_id = $2 AND p.is_evergreen
     AND p.approval_status IS DISTINCT FROM 'pending_review' AND p.approval_status IS DISTINCT FROM 'rejected'
     AND (cardinality($3::uuid[]) = 0 OR EXISTS (SELECT 1 FROM post_tags t WHERE t.post_id = p.id AND t.tag_id = ANY($3::uuid[])))
     AND EXISTS (SELECT 1 FROM schedules s WHERE s.post_id = p.id AND s.status = 'PUBLISHED' AND s.thread_order = 0
-      AND s.origin_recycle_event_id IS NULL AND s.integration_id = ANY($4::uuid[]))
+      AND s.origin_recycle_event_id IS NULL AND s.platform_deleted_at IS NULL AND s.integration_id = ANY($4::uuid[]))
     AND NOT EXISTS (SELECT 1 FROM schedules s WHERE s.post_id = p.id
       AND (s.status IN ('SCHEDULED', 'PUBLISHING') OR (s.status = 'FAILED' AND s.origin_recycle_event_id IS NOT NULL)))
     AND coalesce(greatest(p.last_recycled_at, (SELECT max(s.published_at) FROM schedules s WHERE s.post_id = p.id AND s.status = 'PUBLISHED')),

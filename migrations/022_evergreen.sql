@@ -6,7 +6,7 @@ CREATE TABLE recycle_rules (
   id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
   organization_id uuid NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
   name text NOT NULL,
-  -- Channels as ids: a channel disconnected later drops out of the rule when read.
+  -- Channels as ids: a channel deleted later drops out of the rule when read (a disconnected one stays, and is skipped).
   integration_ids uuid[] NOT NULL,
   -- Only posts with one of these tags; none: every evergreen post.
   tag_ids uuid[] NOT NULL DEFAULT '{}',
@@ -44,13 +44,15 @@ CREATE TABLE recycle_events (
   organization_id uuid NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
   rule_id uuid REFERENCES recycle_rules (id) ON DELETE SET NULL,
   run_id uuid REFERENCES recycle_runs (id) ON DELETE SET NULL,
+  -- The run's period, kept when the rule (and so its runs) is deleted.
+  period text NOT NULL,
   post_id uuid REFERENCES posts (id) ON DELETE SET NULL,
   status text NOT NULL CHECK (status IN ('RECYCLED', 'SKIPPED')),
   -- The root schedules made (one per channel; thread parts follow their root).
   schedule_ids uuid[] NOT NULL DEFAULT '{}',
   -- Channels not recycled to, each [{ integrationId, code, reason }].
   skipped jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(skipped) = 'array'),
-  -- The LinkedIn variation appended, so that the next recycle starts from the text without it.
+  -- The LinkedIn variation appended (the first unused one: a later recycle takes another).
   linkedin_variation text,
   created_at timestamptz NOT NULL DEFAULT now()
 );

@@ -171,7 +171,8 @@ describe('a recycle rule', () => {
 
     // Without variations, LinkedIn is skipped with the reason; Bluesky takes the post.
     const rule = await createRule(owner, { integrationIds: [linkedin, bluesky], postsPerRun: 10, maxRuns: 1, enabled: false });
-    expect(await runsOf(rule.id)).toEqual([]);
+    // Disabled: nothing queued.
+    expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${`recycle-rule:${rule.id}`}`).toEqual([]);
     const enabled = await owner.request(`/api/v1/recycle-rules/${rule.id}`, { method: 'PATCH', body: { enabled: true } });
     expect(enabled.status, enabled.text).toBe(200);
     const [first] = await eventually(() => eventsOf(owner, `ruleId=${rule.id}`), (items) => items.length === 1, 20_000);
@@ -182,34 +183,37 @@ describe('a recycle rule', () => {
     const [made] = await sql<{ integrationId: string; status: string }[]>`SELECT integration_id, status FROM schedules WHERE id = ANY(${first.scheduleIds}::uuid[])`;
     expect(made).toEqual({ integrationId: bluesky, status: 'SCHEDULED' });
 
-    // The same period again (a second job): nothing more.
-    await runFor(rule.id, first.period);
-    expect(await eventsOf(owner, `ruleId=${rule.id}`)).toHaveLength(1);
-
-    // A later period while the recycle waits to publish: not picked.
+    // A later period while the recycle waits to publish, its interval passed and no run limit: still not picked.
+    await sql`UPDATE posts SET last_recycled_at = now() - interval '40 days' WHERE id = ${old}`;
+    await owner.request(`/api/v1/recycle-rules/${rule.id}`, { method: 'PATCH', body: { maxRuns: null } });
     await runFor(rule.id, '2099-01-01');
     expect(await eventsOf(owner, `ruleId=${rule.id}`)).toHaveLength(1);
 
-    // Once it has published and the interval passed: maxRuns 1 keeps it out; no limit lets it in.
+    // Published since: the same period again (a second job) does nothing, though the post would now be picked.
     await sql`UPDATE schedules SET status = 'PUBLISHED', published_at = now() - interval '40 days' WHERE id = ANY(${first.scheduleIds}::uuid[])`;
-    await sql`UPDATE posts SET last_recycled_at = now() - interval '40 days' WHERE id = ${old}`;
+    await runFor(rule.id, '2099-01-01');
+    expect(await eventsOf(owner, `ruleId=${rule.id}`)).toHaveLength(1);
+
+    // maxRuns 1 keeps it out of a new period; the limit lifted, with a variation, lets it in (below).
+    await owner.request(`/api/v1/recycle-rules/${rule.id}`, { method: 'PATCH', body: { maxRuns: 1 } });
     await runFor(rule.id, '2099-01-02');
     expect(await eventsOf(owner, `ruleId=${rule.id}`)).toHaveLength(1);
     await owner.request(`/api/v1/recycle-rules/${rule.id}`, { method: 'PATCH', body: { maxRuns: null, linkedinVariations: ['Worth a second read.'] } });
 
-    // The quota spent: skipped with the plan's words, nothing made, nothing spent, lastRecycledAt as it was.
+    // LinkedIn's quota spent: skipped on both with the plan's words, nothing made, and nothing spent on Bluesky either
+    // (its share, spent first, rolled back), lastRecycledAt as it was.
     await sql`
-      INSERT INTO post_quota_usage (organization_id, platform, month, used) VALUES (${ws.workspaceId}, 'BLUESKY', date_trunc('month', now() AT TIME ZONE 'UTC')::date, 20000)
-      ON CONFLICT (organization_id, platform, month) DO UPDATE SET used = 20000`;
+      INSERT INTO post_quota_usage (organization_id, platform, month, used) VALUES (${ws.workspaceId}, 'LINKEDIN', date_trunc('month', now() AT TIME ZONE 'UTC')::date, 3000)
+      ON CONFLICT (organization_id, platform, month) DO UPDATE SET used = 3000`;
     const quotaBefore = await sql`SELECT platform, used FROM post_quota_usage WHERE organization_id = ${ws.workspaceId} ORDER BY platform`;
     await runFor(rule.id, '2099-01-03');
     const [refused] = await eventsOf(owner, `ruleId=${rule.id}&status=SKIPPED`);
-    expect(refused).toMatchObject({ postId: old, status: 'SKIPPED', scheduleIds: [] });
+    expect(refused).toMatchObject({ postId: old, status: 'SKIPPED', scheduleIds: [], period: '2099-01-03' });
     expect(refused.skipped.map((skip: any) => [skip.integrationId, skip.code])).toEqual([
       [linkedin, 'POST_QUOTA_EXCEEDED'],
       [bluesky, 'POST_QUOTA_EXCEEDED'],
     ]);
-    expect(refused.skipped[0].reason).toMatch(/^The business plan allows 20000 BLUESKY posts a month; 20000 used this month/);
+    expect(refused.skipped[0].reason).toMatch(/^The business plan allows 3000 LINKEDIN posts a month; 3000 used this month/);
     expect(await sql`SELECT platform, used FROM post_quota_usage WHERE organization_id = ${ws.workspaceId} ORDER BY platform`).toEqual(quotaBefore);
     const [{ lastRecycledAt }] = await sql<[{ lastRecycledAt: Date }]>`SELECT last_recycled_at FROM posts WHERE id = ${old}`;
     expect(Date.now() - lastRecycledAt.getTime()).toBeGreaterThan(39 * 86_400_000);
@@ -224,17 +228,28 @@ describe('a recycle rule', () => {
       { platform: 'BLUESKY', used: 1 },
       { platform: 'LINKEDIN', used: 1 },
     ]);
+    const publishJobs = () => sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ANY(${again.scheduleIds.map((id: string) => `publish-schedule:${id}`)})`;
+    expect(await publishJobs()).toHaveLength(2);
 
     // Under the workspace's approval rule, a change to the waiting recycle sends the post to review: its jobs go, and
     // no rule picks a post waiting for review.
     expect((await owner.request('/api/v1/workspace/settings', { method: 'PATCH', body: { postsNeedApproval: true } })).status).toBe(200);
     const changed = await rest(ws.apiKey, `/posts/${old}`, { method: 'PATCH', body: { firstComment: 'More in our shop.' } });
     expect(changed.json.approvalStatus, changed.text).toBe('pending_review');
-    expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ANY(${again.scheduleIds.map((id: string) => `publish-schedule:${id}`)})`).toEqual([]);
+    expect(await publishJobs()).toEqual([]);
     await sql`UPDATE schedules SET status = 'PUBLISHED', published_at = now() - interval '40 days' WHERE id = ANY(${again.scheduleIds}::uuid[])`;
     await sql`UPDATE posts SET last_recycled_at = now() - interval '40 days' WHERE id = ${old}`;
     await runFor(rule.id, '2099-01-05');
     expect(await eventsOf(owner, `ruleId=${rule.id}`)).toHaveLength(3);
+
+    // Approved again and published, a LinkedIn recycle needs a variation LinkedIn does not have yet: the only one was
+    // used, so LinkedIn is skipped saying so, and Bluesky takes it.
+    expect((await owner.request(`/api/v1/posts/${old}/approve`, { method: 'POST', body: {} })).status).toBe(200);
+    await sql`UPDATE schedules SET status = 'PUBLISHED', published_at = now() - interval '40 days' WHERE id = ANY(${again.scheduleIds}::uuid[])`;
+    await runFor(rule.id, '2099-01-06');
+    const [used] = await eventsOf(owner, `ruleId=${rule.id}`);
+    expect(used).toMatchObject({ status: 'RECYCLED', linkedinVariation: null });
+    expect(used.skipped).toEqual([{ integrationId: linkedin, code: 'DUPLICATE_CONTENT', reason: expect.stringContaining('add new lines') }]);
 
     // Only `old` was ever picked: the recent, the not evergreen and the draft never were.
     expect(new Set((await eventsOf(owner, `ruleId=${rule.id}`)).map((event) => event.postId))).toEqual(new Set([old]));
@@ -243,7 +258,7 @@ describe('a recycle rule', () => {
   it('says why it skips a channel: no subscription, a channel that cannot publish, no free slot in its horizon', async () => {
     const { ws, bluesky, linkedin, owner } = await team();
     const postId = await published(ws, [bluesky, linkedin], `Reasons ${randomUUID().slice(0, 8)}`);
-    const rule = await createRule(owner, { integrationIds: [bluesky, linkedin], linkedinVariations: ['Again.'], enabled: false });
+    const rule = await createRule(owner, { integrationIds: [bluesky, linkedin], linkedinVariations: ['Again.', 'Once more.'], enabled: false });
     expect((await owner.request(`/api/v1/recycle-rules/${rule.id}`, { method: 'PATCH', body: { enabled: true } })).status).toBe(200);
     await eventually(() => runsOf(rule.id), (runs) => runs.length === 1, 20_000);
     // Recycled on both; published, and a while ago, it may be picked again.
@@ -298,6 +313,18 @@ describe('a recycle rule', () => {
     expect(byPost.get(first)).toMatchObject({ status: 'RECYCLED', skipped: [] });
     expect(byPost.get(second)).toMatchObject({ status: 'SKIPPED', scheduleIds: [], skipped: [{ integrationId: bluesky, code: 'POST_QUOTA_EXCEEDED' }] });
     expect(await sql`SELECT used FROM post_quota_usage WHERE organization_id = ${ws.workspaceId} AND platform = 'BLUESKY'`).toEqual([{ used: 20000 }]);
+  });
+
+  it('does not put back on a platform what a person took down there', async () => {
+    const { ws, bluesky, linkedin, owner } = await team();
+    const postId = await published(ws, [bluesky, linkedin], `Taken down ${randomUUID().slice(0, 8)}`);
+    const [onLinkedIn] = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${postId} AND integration_id = ${linkedin}`;
+    const removed = await rest(ws.apiKey, `/schedules/${onLinkedIn!.id}`, { method: 'DELETE' });
+    expect(removed.status, removed.text).toBe(200);
+    const rule = await createRule(owner, { integrationIds: [bluesky, linkedin], linkedinVariations: ['Back again.'] });
+    const [event] = await eventually(() => eventsOf(owner, `ruleId=${rule.id}`), (items) => items.length === 1, 20_000);
+    expect(event).toMatchObject({ postId, status: 'RECYCLED', skipped: [], linkedinVariation: null });
+    expect(await sql`SELECT integration_id FROM schedules WHERE id = ANY(${event.scheduleIds}::uuid[])`).toEqual([{ integrationId: bluesky }]);
   });
 
   it('is refused with the field named for a channel of another workspace; deleting it removes its queued run', async () => {
@@ -391,5 +418,5 @@ describe('the admin command', () => {
     expect((await admin(['list-recycle-events', ...at, '--rule', made.json.id], env)).json).toEqual({ items: [], nextCursor: null });
     expect((await admin(['delete-recycle-rule', ...at, '--rule', made.json.id], env)).json).toEqual({ success: true });
     expect((await admin(['list-recycle-rules', ...at], env)).json).toEqual([]);
-  });
+  }, 90_000);
 });

@@ -37,11 +37,11 @@ export default defineOperation({
   async handler(rule, { db, auth, fail }) {
     return db.begin(async (tx) => {
       // The workspace row is locked, so two creates at once cannot both pass the count.
-      await tx`SELECT 1 FROM organizations WHERE id = ${auth.workspaceId} FOR UPDATE`;
-      const [{ count }] = await tx<[{ count: number }]>`SELECT count(*)::int FROM recycle_rules WHERE organization_id = ${auth.workspaceId}`;
-      if (count >= MAX_RULES) return fail('INVALID_STATE', `The workspace has ${MAX_RULES} recycle rules, the most it may have: delete one first`);
       const missing = await missingReference(tx, auth.workspaceId, rule);
       if (missing) return fail(missing.startsWith('body.') ? 'VALIDATION_ERROR' : 'NOT_FOUND', missing);
+      await tx`SELECT 1 FROM organizations WHERE id = ${auth.workspaceId} FOR NO KEY UPDATE`;
+      const [{ count }] = await tx<[{ count: number }]>`SELECT count(*)::int FROM recycle_rules WHERE organization_id = ${auth.workspaceId}`;
+      if (count >= MAX_RULES) return fail('INVALID_STATE', `The workspace has ${MAX_RULES} recycle rules, the most it may have: delete one first`);
       const [created] = await tx<{ id: string }[]>`
         INSERT INTO recycle_rules (organization_id, name, integration_ids, tag_ids, frequency, posts_per_run, min_interval_days, max_runs,
           posting_windows, linkedin_variations, enabled)

@@ -7,7 +7,7 @@ export const RecycleEvent = z
     id: uuid,
     ruleId: uuid.nullable().meta({ description: 'The rule that picked the post; null once the rule is deleted.' }),
     postId: uuid.nullable().meta({ description: 'The post picked; null once it is deleted.' }),
-    period: z.string().nullable().meta({ description: 'The rule\'s period the run was for (a local date, or an ISO week such as 2026-W48).' }),
+    period: z.string().meta({ description: 'The rule\'s period the run was for (a local date, or an ISO week such as 2026-W48).' }),
     status: z.enum(['RECYCLED', 'SKIPPED']).meta({ description: '`RECYCLED`: schedules were made (on some channels, perhaps not all); `SKIPPED`: none.' }),
     scheduleIds: z.array(uuid).meta({ description: 'The schedules made, one per channel (their thread parts follow them); each names this event as `originRecycleEventId`.' }),
     skipped: z
@@ -43,9 +43,9 @@ export default defineOperation({
   errors: ['VALIDATION_ERROR'],
   async handler({ ruleId, postId, status, limit, cursor }, { db, auth }) {
     const rows = await db<(z.input<typeof RecycleEvent> & { key: string })[]>`
-      SELECT e.id, e.rule_id, e.post_id, r.period, e.status, e.schedule_ids, e.skipped::text AS skipped, e.linkedin_variation,
+      SELECT e.id, e.rule_id, e.post_id, e.period, e.status, e.schedule_ids, e.skipped::text AS skipped, e.linkedin_variation,
         api_time(e.created_at) AS created_at, e.created_at::text AS key
-      FROM recycle_events e LEFT JOIN recycle_runs r ON r.id = e.run_id
+      FROM recycle_events e
       WHERE e.organization_id = ${auth.workspaceId}
         ${ruleId ? db`AND e.rule_id = ${ruleId}` : db``} ${postId ? db`AND e.post_id = ${postId}` : db``}
         ${status ? db`AND e.status = ${status}` : db``}

@@ -100,11 +100,12 @@ export async function missingReference(tx: Sql, workspaceId: string, rule: { int
  * rule (its job key): queueing again only moves it, and the run itself happens once a period (recycle_runs).
  */
 export async function enqueueRecycle(tx: Sql, ruleId?: string): Promise<void> {
+  // The sweep (no ruleId) leaves a rule whose job is still there alone: queueing it again would reset its attempts.
   await tx`
     SELECT graphile_worker.add_job(${RECYCLE_TASK}, json_build_object('ruleId', r.id, 'period', p.period), job_key := ${`${RECYCLE_TASK}:`} || r.id)
     FROM recycle_rules r JOIN organizations o ON o.id = r.organization_id
     CROSS JOIN LATERAL (SELECT recycle_period(r.frequency, o.time_zone, now()) AS period) p
-    WHERE r.enabled ${ruleId ? tx`AND r.id = ${ruleId}` : tx``}
+    WHERE r.enabled ${ruleId ? tx`AND r.id = ${ruleId}` : tx`AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j WHERE j.key = ${`${RECYCLE_TASK}:`} || r.id)`}
       AND NOT EXISTS (SELECT 1 FROM recycle_runs WHERE rule_id = r.id AND period = p.period)`;
 }
 

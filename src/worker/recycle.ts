@@ -79,18 +79,18 @@ export async function runRecycle(db: Database, storage: Storage, ruleId: string,
       FROM recycle_rules r JOIN organizations o ON o.id = r.organization_id WHERE r.id = ${ruleId} FOR NO KEY UPDATE OF r`;
     // Tags deleted since drop out, as GET /recycle-rules shows them.
     if (!rule?.enabled) return null;
-    const [run] = await tx<{ id: string }[]>`INSERT INTO recycle_runs (rule_id, period) VALUES (${ruleId}, ${period}) ON CONFLICT DO NOTHING RETURNING id`;
+    const [run] = await tx<{ id: string }[]>`
+      INSERT INTO recycle_runs (rule_id, period) VALUES (${ruleId}, ${period}) ON CONFLICT DO NOTHING RETURNING id`;
     if (!run) return null;
 
-    const posts = await tx<{ id: string; hasMedia: boolean; runs: number }[]>`
-      SELECT p.id, EXISTS (SELECT 1 FROM attachments a WHERE a.post_id = p.id) AS has_media,
-        (SELECT count(*) FROM recycle_events e WHERE e.rule_id = ${ruleId} AND e.post_id = p.id AND e.status = 'RECYCLED')::int AS runs
+    const posts = await tx<{ id: string; hasMedia: boolean }[]>`
+      SELECT p.id, EXISTS (SELECT 1 FROM attachments a WHERE a.post_id = p.id) AS has_media
       FROM posts p
       WHERE p.organization_id = ${rule.organizationId} AND p.is_evergreen
         AND p.approval_status IS DISTINCT FROM 'pending_review' AND p.approval_status IS DISTINCT FROM 'rejected'
         AND (cardinality(${rule.tagIds}::uuid[]) = 0 OR EXISTS (SELECT 1 FROM post_tags t WHERE t.post_id = p.id AND t.tag_id = ANY(${rule.tagIds}::uuid[])))
         AND EXISTS (SELECT 1 FROM schedules s WHERE s.post_id = p.id AND s.status = 'PUBLISHED' AND s.thread_order = 0
-          AND s.origin_recycle_event_id IS NULL AND s.integration_id = ANY(${rule.integrationIds}::uuid[]))
+          AND s.origin_recycle_event_id IS NULL AND s.platform_deleted_at IS NULL AND s.integration_id = ANY(${rule.integrationIds}::uuid[]))
         -- Not while it waits to publish, nor while a recycle of it failed (retry or delete it first).
         AND NOT EXISTS (SELECT 1 FROM schedules s WHERE s.post_id = p.id
           AND (s.status IN ('SCHEDULED', 'PUBLISHING') OR (s.status = 'FAILED' AND s.origin_recycle_event_id IS NOT NULL)))
@@ -113,7 +113,17 @@ export async function runRecycle(db: Database, storage: Storage, ruleId: string,
       FROM schedules s
       WHERE s.post_id = ANY(${posts.map((post) => post.id)}::uuid[]) AND s.integration_id = ANY(${rule.integrationIds}::uuid[])
         AND s.status = 'PUBLISHED' AND s.thread_order = 0 AND s.origin_recycle_event_id IS NULL
-      ORDER BY s.post_id, s.integration_id, s.published_at DESC`;
+        -- Taken down from the platform by a person (DELETE /schedules/{id}): not put back.
+        AND s.platform_deleted_at IS NULL
+      ORDER BY s.post_id, s.integration_id, s.published_at`;
+    // The texts each post already has on each LinkedIn channel (its first publication and every recycle): a variation
+    // is appended only if it makes a text the channel does not have, whichever rule recycled it before.
+    const linkedinIds = channels.filter((channel) => channel.platform === 'LINKEDIN').map((channel) => channel.id);
+    const linkedinTexts = linkedinIds.length
+      ? await tx<{ postId: string; integrationId: string; scheduledContent: string }[]>`
+          SELECT post_id, integration_id, scheduled_content FROM schedules
+          WHERE post_id = ANY(${posts.map((post) => post.id)}::uuid[]) AND integration_id = ANY(${linkedinIds}::uuid[]) AND thread_order = 0`
+      : [];
     const space = posts.some((post) => post.hasMedia) ? await storageInUse(tx, rule.organizationId) : undefined;
     const storageOut = space !== undefined && space.usage > space.limit;
     const windows = rule.postingWindowsText ? (JSON.parse(rule.postingWindowsText) as PostingWindow[]) : null;
@@ -123,11 +133,11 @@ export async function runRecycle(db: Database, storage: Storage, ruleId: string,
     const picks = posts.map((post) => {
       const skipped: Skip[] = [];
       const made: Made[] = [];
-      const variation = rule.linkedinVariations.length ? rule.linkedinVariations[post.runs % rule.linkedinVariations.length]! : null;
+      let variation: string | null = null;
       const postSources = sources.filter((source) => source.postId === post.id).sort((a, b) => order(a.integrationId) - order(b.integrationId));
       for (const source of postSources) {
         const channel = channels.find((candidate) => candidate.id === source.integrationId);
-        if (!channel) continue;
+        if (!channel) continue; // deleted since the rule was made: not one of its channels any more
         const skip = (code: SkipCode, reason: string) => skipped.push({ integrationId: channel.id, code, reason });
         if (rule.subscriptionStatus !== 'active') {
           skip('PAYMENT_REQUIRED', 'The workspace has no active subscription: nothing is recycled until it has one');
@@ -143,16 +153,23 @@ export async function runRecycle(db: Database, storage: Storage, ruleId: string,
         }
         let content = source.scheduledContent;
         if (channel.platform === 'LINKEDIN') {
-          if (!variation) {
+          if (rule.linkedinVariations.length === 0) {
             skip('DUPLICATE_CONTENT', `LinkedIn refuses a text "${channel.name}" already has: give the rule linkedinVariations to recycle to LinkedIn`);
             continue;
           }
-          content = `${content}\n\n${variation}`;
+          const has = new Set(linkedinTexts.filter((row) => row.postId === post.id && row.integrationId === channel.id).map((row) => row.scheduledContent));
+          const unused = rule.linkedinVariations.find((line) => !has.has(`${content}\n\n${line}`));
+          if (unused === undefined) {
+            skip('DUPLICATE_CONTENT', `"${channel.name}" already has the text with each of the rule's ${rule.linkedinVariations.length} LinkedIn variations: add new lines to recycle it there again`);
+            continue;
+          }
+          content = `${content}\n\n${unused}`;
           const refusal = contentTooLong('linkedinVariations', channel, content, 'post');
           if (refusal) {
             skip('CONTENT_TOO_LONG', `${refusal} (the text with the variation appended)`);
             continue;
           }
+          variation ??= unused;
         }
         made.push({ id: randomUUID(), source: source.id, integrationId: channel.id, at: null, content, platform: channel.platform });
       }
@@ -171,7 +188,7 @@ export async function runRecycle(db: Database, storage: Storage, ruleId: string,
           pick.skipped.push({
             integrationId: channel.id,
             code: 'NO_FREE_SLOT',
-            reason: `No free posting slot on "${channel.name}" in the next ${days} days: widen the rule's posting windows or recycle fewer posts a run`,
+            reason: `No free posting slot on "${channel.name}" in the next ${days} days: widen the posting windows or recycle fewer posts a run`,
           });
         }
       }
@@ -204,8 +221,8 @@ export async function runRecycle(db: Database, storage: Storage, ruleId: string,
     // 4. Written in a few statements whatever the number of posts: the events, the posts, the schedules (what the
     // channel published first: its settings, first comment and thread parts, at the new slot), their jobs and events.
     await tx`
-      INSERT INTO recycle_events (id, organization_id, rule_id, run_id, post_id, status, schedule_ids, skipped, linkedin_variation)
-      SELECT e.id, ${rule.organizationId}, ${ruleId}, ${run.id}, e.post_id, e.status, e.schedule_ids, e.skipped, e.linkedin_variation
+      INSERT INTO recycle_events (id, organization_id, rule_id, run_id, period, post_id, status, schedule_ids, skipped, linkedin_variation)
+      SELECT e.id, ${rule.organizationId}, ${ruleId}, ${run.id}, ${period}, e.post_id, e.status, e.schedule_ids, e.skipped, e.linkedin_variation
       FROM json_to_recordset(${JSON.stringify(
         picks.map((pick) => ({
           id: pick.eventId,
