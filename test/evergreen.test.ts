@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectThroughForm, createAccount, postsOf, type TestAccount } from './support/bluesky.js';
 import { signedIn, type HttpSession } from './support/http-session.js';
+import { photo } from './support/images.js';
 import { connectLinkedIn, startServiceWithLinkedIn } from './support/linkedin-browser.js';
 import { startFakeLinkedIn, type FakeLinkedIn } from './support/linkedin.js';
 import { admin } from './support/processes.js';
@@ -313,6 +314,40 @@ describe('a recycle rule', () => {
     expect(byPost.get(first)).toMatchObject({ status: 'RECYCLED', skipped: [] });
     expect(byPost.get(second)).toMatchObject({ status: 'SKIPPED', scheduleIds: [], skipped: [{ integrationId: bluesky, code: 'POST_QUOTA_EXCEEDED' }] });
     expect(await sql`SELECT used FROM post_quota_usage WHERE organization_id = ${ws.workspaceId} AND platform = 'BLUESKY'`).toEqual([{ used: 20000 }]);
+  });
+
+  it('skips a post with media, saying why, when the workspace uses more storage than its plan now allows', async () => {
+    const { ws, bluesky, owner } = await team();
+    const bytes = await photo(64, 48);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const started = await rest(ws.apiKey, '/uploads/initiate', {
+      method: 'POST',
+      body: { scenarioId: 'post_attachments', fileName: 'image', fileType: 'image/jpeg', fileSize: bytes.length, checksum: sha256 },
+    });
+    expect(started.status, started.text).toBe(200);
+    expect((await fetch(started.json.signedUrl, { method: 'PUT', body: new Uint8Array(bytes), headers: started.json.requiredHeaders })).status).toBe(200);
+    const done = await eventually(
+      () => rest(ws.apiKey, '/uploads/complete', { method: 'POST', body: { uploadId: started.json.uploadId, checksum: sha256 } }),
+      (answer) => answer.json.variantsStatus !== 'pending',
+      20_000,
+    );
+    const created = await rest(ws.apiKey, '/posts', {
+      method: 'POST',
+      body: { rows: [{ content: 'A picture worth posting again', isEvergreen: true, media: [{ id: done.json.mediaId }] }], shared: { selectedIntegrations: [bluesky] }, postAction: 'PUBLISH_NOW' },
+    });
+    expect(created.status, created.text).toBe(201);
+    await eventually(() => sql`SELECT status FROM schedules WHERE post_id = ${created.json.postId}`, (rows) => rows[0]?.status === 'PUBLISHED', 30_000);
+    await sql`UPDATE schedules SET published_at = now() - interval '40 days' WHERE post_id = ${created.json.postId}`;
+    // Moved to a plan of 1 KB (a downgrade): the image it already holds is over the allowance.
+    const plan = `tiny${randomUUID().slice(0, 6)}`;
+    await sql`INSERT INTO plans (name, rate_limit_per_minute, storage_bytes) VALUES (${plan}, 600, 1024)`;
+    await sql`INSERT INTO plan_quotas (plan, platform, monthly_posts) VALUES (${plan}, 'BLUESKY', 100)`;
+    await sql`UPDATE organizations SET plan = ${plan} WHERE id = ${ws.workspaceId}`;
+
+    const rule = await createRule(owner, { integrationIds: [bluesky] });
+    const [event] = await eventually(() => eventsOf(owner, `ruleId=${rule.id}`), (items) => items.length === 1, 20_000);
+    expect(event).toMatchObject({ postId: created.json.postId, status: 'SKIPPED', scheduleIds: [] });
+    expect(event.skipped).toEqual([{ integrationId: bluesky, code: 'STORAGE_QUOTA_EXCEEDED', reason: expect.stringContaining(`than the ${plan} plan allows`) }]);
   });
 
   it('does not put back on a platform what a person took down there', async () => {
