@@ -1671,7 +1671,7 @@ export interface components {
             /** @description The post picked; null once it is deleted. */
             postId: string | null;
             /** @description The rule's period the run was for (a local date, or an ISO week such as 2026-W48). */
-            period: string | null;
+            period: string;
             /**
              * @description `RECYCLED`: schedules were made (on some channels, perhaps not all); `SKIPPED`: none.
              * @enum {string}
