@@ -18,7 +18,8 @@ import { loadConfig } from '../src/config.js';
 import { openCore, type Core } from '../src/core.js';
 import { createLogger } from '../src/logger.js';
 import { rememberThreadLanguages } from '../src/detected-languages.js';
-import { runRecycle } from '../src/worker/recycle.js';
+import type { Sql } from '../src/db/index.js';
+import { recycleCandidates, runRecycle } from '../src/worker/recycle.js';
 import { bootstrap, createIntegration, defineGenerousPlan, type Workspace } from './admin.js';
 import { numberedPostId, openDatabase } from './calendar.js';
 import { ALLOWANCE, PLAN } from './fixture.js';
@@ -79,28 +80,6 @@ export interface RecycleFigures {
   plans: PickPlan[];
 }
 
-/**
- * The candidate query of runRecycle (src/worker/recycle.ts), as a prepared statement: $1 rule, $2 workspace, $3 tags,
- * $4 channels, $5 minimum interval in days, $6 most runs, $7 posts a run. Each run checks that it picks the very posts
- * the run then picks, so a change to one that the other lacks stops the bench.
- */
-const PICK = `
-  SELECT p.id, EXISTS (SELECT 1 FROM attachments a WHERE a.post_id = p.id) AS has_media
-  FROM posts p
-  WHERE p.organization_id = $2 AND p.is_evergreen
-    AND p.approval_status IS DISTINCT FROM 'pending_review' AND p.approval_status IS DISTINCT FROM 'rejected'
-    AND (cardinality($3::uuid[]) = 0 OR EXISTS (SELECT 1 FROM post_tags t WHERE t.post_id = p.id AND t.tag_id = ANY($3::uuid[])))
-    AND EXISTS (SELECT 1 FROM schedules s WHERE s.post_id = p.id AND s.status = 'PUBLISHED' AND s.thread_order = 0
-      AND s.origin_recycle_event_id IS NULL AND s.platform_deleted_at IS NULL AND s.integration_id = ANY($4::uuid[]))
-    AND NOT EXISTS (SELECT 1 FROM schedules s WHERE s.post_id = p.id
-      AND (s.status IN ('SCHEDULED', 'PUBLISHING') OR (s.status = 'FAILED' AND s.origin_recycle_event_id IS NOT NULL)))
-    AND coalesce(greatest(p.last_recycled_at, (SELECT max(s.published_at) FROM schedules s WHERE s.post_id = p.id AND s.status = 'PUBLISHED')),
-      '-infinity') <= now() - $5 * interval '1 day'
-    AND ($6::int IS NULL
-      OR (SELECT count(*) FROM recycle_events e WHERE e.rule_id = $1 AND e.post_id = p.id AND e.status = 'RECYCLED') < $6::int)
-  ORDER BY p.recycle_picked_at NULLS FIRST, p.created_at, p.id
-  LIMIT $7
-  FOR NO KEY UPDATE OF p SKIP LOCKED`;
 
 interface RecycleWorkspace extends Workspace {
   posts: number;
@@ -142,7 +121,6 @@ export async function measureRecycle(service: RunningService, options: RecycleOp
         AND (day::date + time::time) AT TIME ZONE o.time_zone > now() AND (day::date + time::time) AT TIME ZONE o.time_zone <= now() + interval '7 days'`;
     progress(`recycle: ${large.eligible} of ${options.posts} posts eligible, ${slots} slots a channel within 7 days; ${options.runs} runs after one to warm up`);
 
-    await sql.unsafe(`PREPARE recycle_pick (uuid, uuid, uuid[], uuid[], int, int, int) AS ${PICK}`);
     const plans = [
       await explainPick(sql, large, 'fresh'),
       await explainPick(sql, small, 'fresh'),
@@ -193,7 +171,6 @@ export async function measureRecycle(service: RunningService, options: RecycleOp
       if (round > 0) progress(`recycle: run ${round}/${options.runs}: ${runsMs.at(-1)!.toFixed(0)} ms (pick ${picksMs.at(-1)!.toFixed(1)} ms), create ${createsMs.at(-1)!.toFixed(0)} ms`);
     }
     plans.push(await explainPick(sql, large, `after ${options.runs + 1} runs`));
-    await sql.unsafe('DEALLOCATE recycle_pick');
 
     const run = timing(runsMs);
     const create = timing(createsMs);
@@ -352,17 +329,20 @@ async function rolledBack<T>(sql: postgres.Sql, work: (tx: postgres.TransactionS
   return result!;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** The arguments of recycle_pick, as SQL: our own ids and numbers, checked, so they can be written into the statement. */
-function pickArguments(workspace: RecycleWorkspace, minIntervalDays: number): string {
-  for (const id of [workspace.ruleId, workspace.workspaceId, ...workspace.channels]) if (!UUID.test(id)) throw new Error(`not a uuid: ${id}`);
-  return `'${workspace.ruleId}', '${workspace.workspaceId}', '{}', '{${workspace.channels.join(',')}}', ${minIntervalDays}, NULL, ${POSTS_PER_RUN}`;
-}
+/** The rule's candidate query (the run's own, src/worker/recycle.ts) in `workspace`, with `minIntervalDays`. */
+const candidates = (tx: postgres.TransactionSql, workspace: RecycleWorkspace, minIntervalDays: number) =>
+  recycleCandidates(tx as unknown as Sql, workspace.ruleId, {
+    organizationId: workspace.workspaceId,
+    tagIds: [],
+    integrationIds: workspace.channels,
+    minIntervalDays,
+    maxRuns: null,
+    postsPerRun: POSTS_PER_RUN,
+  });
 
 /** The posts the rule's next run picks, in order. */
 function pick(sql: postgres.Sql, workspace: RecycleWorkspace): Promise<string[]> {
-  return rolledBack(sql, async (tx) => (await tx.unsafe<{ id: string }[]>(`EXECUTE recycle_pick(${pickArguments(workspace, MIN_INTERVAL_DAYS)})`)).map((row) => row.id));
+  return rolledBack(sql, async (tx) => (await candidates(tx, workspace, MIN_INTERVAL_DAYS)).map((row) => row.id));
 }
 
 /** A run recycled a full run of posts, to every channel each was published to, and picked what the pick alone picked. */
@@ -375,7 +355,7 @@ async function checkRun(sql: postgres.Sql, workspace: RecycleWorkspace, period: 
   if (skipped) throw new Error(`recycle run ${period}: a channel was skipped: ${skipped.skipped}`);
   const picked = new Set(events.map((event) => event.postId));
   if (picked.size !== expected.length || expected.some((id) => !picked.has(id))) {
-    throw new Error(`recycle run ${period}: the run picked other posts than bench/recycle.ts's copy of its candidate query: update PICK to match src/worker/recycle.ts`);
+    throw new Error(`recycle run ${period}: the run picked other posts than its candidate query alone picked just before`);
   }
 }
 
@@ -400,9 +380,8 @@ async function explainPick(
 ): Promise<PickPlan> {
   const [explained] = await rolledBack(sql, async (tx) => {
     await tx.unsafe(`SET LOCAL plan_cache_mode = ${generic ? 'force_generic_plan' : 'force_custom_plan'}`);
-    return tx.unsafe<{ 'QUERY PLAN': [{ Plan: PlanNode; 'Planning Time': number; 'Execution Time': number }] }[]>(
-      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE recycle_pick(${pickArguments(workspace, minIntervalDays)})`,
-    );
+    return tx<{ 'QUERY PLAN': [{ Plan: PlanNode; 'Planning Time': number; 'Execution Time': number }] }[]>`
+      EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${candidates(tx, workspace, minIntervalDays)}`;
   });
   const { Plan: plan, 'Planning Time': planningMs, 'Execution Time': executionMs } = explained!['QUERY PLAN'][0];
   const nodes: PlanNode[] = [];
