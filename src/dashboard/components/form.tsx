@@ -84,3 +84,41 @@ export function focusFirstInvalid(form: HTMLFormElement | null) {
     }
   });
 }
+
+/**
+ * Checkboxes choosing ids (tags, channels, approvers): each item labelled, the chosen ids kept in the order ticked.
+ * `after` adds a note beside an item's label.
+ */
+export function IdChoices<T>({ items, idOf, labelOf, chosen, onChange, name, describedBy, after }: {
+  items: T[];
+  idOf: (item: T) => string;
+  labelOf: (item: T) => ComponentChildren;
+  chosen: string[];
+  onChange: (ids: string[]) => void;
+  name?: string;
+  describedBy?: string;
+  after?: (item: T) => ComponentChildren;
+}) {
+  return (
+    <ul class="tag-choices" aria-describedby={describedBy}>
+      {items.map((item) => {
+        const id = idOf(item);
+        return (
+          <li key={id}>
+            <label class="checkbox">
+              <input
+                type="checkbox"
+                name={name}
+                value={id}
+                checked={chosen.includes(id)}
+                onChange={(event) => onChange(event.currentTarget.checked ? [...chosen, id] : chosen.filter((other) => other !== id))}
+              />
+              {labelOf(item)}
+            </label>
+            {after?.(item)}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}

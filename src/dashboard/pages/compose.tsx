@@ -1,7 +1,7 @@
 import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
 import { api, call, type ApiError, type Result, type Schema } from '../api.js';
 import type { PageProps } from '../app.js';
-import { ErrorMessage } from '../components/form.js';
+import { ErrorMessage, IdChoices } from '../components/form.js';
 import { Loading, Page } from '../components/page.js';
 import { PostPreview } from '../compose/preview.js';
 import { fileRefusal, uploadFile, withdrawn } from '../compose/upload.js';
@@ -820,20 +820,7 @@ function TagPicker({ tags, tagIds, setTagIds, onTagCreated }: { tags: Tag[]; tag
     <fieldset class="tags">
       <legend>Tags</legend>
       {tags.length === 0 && <p class="hint">No tags yet.</p>}
-      <ul class="tag-choices">
-        {tags.map((tag) => (
-          <li key={tag.id}>
-            <label class="checkbox">
-              <input
-                type="checkbox"
-                checked={tagIds.includes(tag.id)}
-                onChange={(event) => setTagIds((list) => (event.currentTarget.checked ? [...list, tag.id] : list.filter((id) => id !== tag.id)))}
-              />
-              {tag.name}
-            </label>
-          </li>
-        ))}
-      </ul>
+      <IdChoices items={tags} idOf={(tag) => tag.id} labelOf={(tag) => tag.name} chosen={tagIds} onChange={(ids) => setTagIds(() => ids)} />
       <div class="new-tag">
         <label for="compose-new-tag">New tag</label>
         <input

@@ -4,7 +4,7 @@ import type { PageProps } from '../app.js';
 import { excerpt, PLATFORM_LABELS } from '../calendar/status.js';
 import { followInApp } from '../calendar/schedule-dialog.js';
 import { ConfirmDialog } from '../components/dialog.js';
-import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
+import { ErrorMessage, Field, focusFirstInvalid, IdChoices, SubmitButton } from '../components/form.js';
 import { Modal } from '../components/modal.js';
 import { Loading, Page, refocusIfLost } from '../components/page.js';
 import { formatDateTime, formatNumber } from '../format.js';
@@ -334,27 +334,18 @@ function RuleForm({ rule, channels, tags, workspaceWindows, onSaved, onCancel }:
           </p>
         )}
         {choosable.length === 0 && <p>No channel yet: connect one on the Channels page first.</p>}
-        <ul class="tag-choices">
-          {choosable.map((channel) => (
-            <li key={channel.id}>
-              <label class="checkbox">
-                <input
-                  type="checkbox"
-                  name="integrationIds"
-                  value={channel.id}
-                  checked={integrationIds.includes(channel.id)}
-                  onChange={(event) => {
-                    const checked = event.currentTarget.checked;
-                    setNoChannel(false);
-                    setIntegrationIds((list) => (checked ? [...list, channel.id] : list.filter((other) => other !== channel.id)));
-                  }}
-                />
-                {channelLabel(channel)}
-              </label>
-              {channel.tokenStatus !== 'VALID' && channel.tokenStatus !== 'EXPIRING' && <span class="hint"> not connected: skipped until it is</span>}
-            </li>
-          ))}
-        </ul>
+        <IdChoices
+          items={choosable}
+          idOf={(channel) => channel.id}
+          labelOf={channelLabel}
+          chosen={integrationIds}
+          name="integrationIds"
+          onChange={(ids) => {
+            setNoChannel(false);
+            setIntegrationIds(ids);
+          }}
+          after={(channel) => channel.tokenStatus !== 'VALID' && channel.tokenStatus !== 'EXPIRING' && <span class="hint"> not connected: skipped until it is</span>}
+        />
       </fieldset>
       <fieldset>
         <legend>
@@ -364,25 +355,15 @@ function RuleForm({ rule, channels, tags, workspaceWindows, onSaved, onCancel }:
           Only evergreen posts with one of the tags ticked; none ticked: every evergreen post.
         </p>
         {tags.length === 0 && <p class="hint">No tags yet.</p>}
-        <ul class="tag-choices" aria-describedby={`${id}-tags-hint`}>
-          {tags.map((tag) => (
-            <li key={tag.id}>
-              <label class="checkbox">
-                <input
-                  type="checkbox"
-                  name="tagIds"
-                  value={tag.id}
-                  checked={tagIds.includes(tag.id)}
-                  onChange={(event) => {
-                    const checked = event.currentTarget.checked;
-                    setTagIds((list) => (checked ? [...list, tag.id] : list.filter((other) => other !== tag.id)));
-                  }}
-                />
-                Tag: {tag.name}
-              </label>
-            </li>
-          ))}
-        </ul>
+        <IdChoices
+          items={tags}
+          idOf={(tag) => tag.id}
+          labelOf={(tag) => `Tag: ${tag.name}`}
+          chosen={tagIds}
+          name="tagIds"
+          onChange={setTagIds}
+          describedBy={`${id}-tags-hint`}
+        />
         {errorFor(save.error, 'tagIds') && <p class="field-error">{errorFor(save.error, 'tagIds')}</p>}
       </fieldset>
       <div class="field">

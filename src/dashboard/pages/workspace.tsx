@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, call, errorFor, formError, type Schema } from '../api.js';
 import type { PageProps } from '../app.js';
-import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
+import { ErrorMessage, Field, focusFirstInvalid, IdChoices, SubmitButton } from '../components/form.js';
 import { Loading, Page } from '../components/page.js';
 import { useAction, useLoad } from '../hooks.js';
 import { PostingWindowsEditor, type PostingWindow } from './posting-windows.js';
@@ -95,23 +95,15 @@ function SettingsForm({ workspace, members, readOnly, onSaved }: { workspace: Wo
           <p class="hint" id="approvers-hint">
             Who approves: the members ticked here, or the owners when none is. Owners may always approve.
           </p>
-          <ul class="tag-choices" aria-describedby="approvers-hint">
-            {members.map((member) => (
-              <li key={member.userId}>
-                <label class="checkbox">
-                  <input
-                    type="checkbox"
-                    name="approverIds"
-                    checked={approverIds.includes(member.userId)}
-                    onChange={(event) =>
-                      setApproverIds((ids) => (event.currentTarget.checked ? [...ids, member.userId] : ids.filter((id) => id !== member.userId)))
-                    }
-                  />
-                  Approver: {member.user.name}
-                </label>
-              </li>
-            ))}
-          </ul>
+          <IdChoices
+            items={members}
+            idOf={(member) => member.userId}
+            labelOf={(member) => `Approver: ${member.user.name}`}
+            chosen={approverIds}
+            name="approverIds"
+            onChange={setApproverIds}
+            describedBy="approvers-hint"
+          />
           {errorFor(save.error, 'approverIds') && <p class="field-error">{errorFor(save.error, 'approverIds')}</p>}
         </fieldset>
         <ErrorMessage message={formError(save.error, FIELDS)} />
