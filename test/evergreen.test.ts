@@ -136,6 +136,14 @@ describe('a recycle rule', () => {
       const [stored] = await sql<{ scheduledContent: string }[]>`SELECT scheduled_content FROM schedules WHERE id = ${onLinkedIn.id}`;
       expect(stored!.scheduledContent).toBe(`${text}\n\nStill true today.`);
 
+      // On the calendar like any schedule, with their origin.
+      const calendar = await mcp.callTool({
+        name: 'listSchedules',
+        arguments: { startDate: new Date(Date.now() - 60_000).toISOString(), endDate: new Date(Date.now() + 7_200_000).toISOString(), limit: 100 },
+      });
+      const listed = (calendar.structuredContent as { schedules: { id: string; originRecycleEventId: string | null }[] }).schedules;
+      expect(listed.filter((schedule) => schedule.originRecycleEventId === event.id).map((schedule) => schedule.id).sort()).toEqual([...event.scheduleIds].sort());
+
       // Ordinary schedules: the agent reschedules them like any other, and they publish.
       for (const schedule of recycled) {
         const moved = await mcp.callTool({ name: 'rescheduleSchedule', arguments: { scheduleId: schedule.id, scheduledAt: new Date(Date.now() + 1500).toISOString() } });
