@@ -6,7 +6,7 @@ import { defineOperation } from '../../src/registry/operation.js';
 import { platform } from '../integrations/integration.js';
 import { scheduleStatus } from '../posts/post.js';
 import { dateOrTime, instantOf, workspaceZone } from '../workspace/time.js';
-import { CalendarCursor, CalendarSchedule, cursorOf, selectCalendar, toCalendarSchedule } from './calendar.js';
+import { CalendarCursor, CalendarSchedule, selectCalendar } from './calendar.js';
 
 /** Optional inside: a parameter's description must be on its outermost schema for the OpenAPI document to carry it. */
 const bound = (which: string) =>
@@ -80,10 +80,8 @@ export default defineOperation({
     ].filter((condition) => condition !== undefined);
     const where = conditions.reduce((all, condition) => db`${all} AND ${condition}`);
     const order = forward ? db`s.scheduled_at, s.id` : db`s.scheduled_at DESC, s.id DESC`;
-    const rows = await selectCalendar(db, auth.workspaceId, where, order, query.limit + 1);
-    const page = rows.slice(0, query.limit);
-    const hasMore = rows.length > query.limit;
-    return { schedules: page.map((row) => toCalendarSchedule(row, storage)), nextCursor: hasMore ? cursorOf(page.at(-1)!) : null, hasMore };
+    const { schedules, nextCursor } = await selectCalendar(db, storage, auth.workspaceId, { where, order, byChannel: query.platforms !== undefined }, query.limit);
+    return { schedules, nextCursor, hasMore: nextCursor !== null };
   },
 });
 
