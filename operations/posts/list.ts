@@ -1,6 +1,6 @@
 import type { PendingQuery, Row } from 'postgres';
 import { z } from 'zod';
-import type { Sql } from '../../src/db/index.js';
+import { plannedForItsValues, type Sql } from '../../src/db/index.js';
 import { text, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { platform } from '../integrations/integration.js';
@@ -136,19 +136,16 @@ export default defineOperation({
     // end (fewer rows to skip) and turned around here; only the chosen walk runs.
     // How many rows a filter matches depends on the workspace and the values, so each run is planned for its own: the
     // generic plan Postgres otherwise reuses after five runs of a prepared statement took twice as long for a search,
-    // and more for dates (docs/benchmarks.md). The two statements are sent together (postgres.js pipelines an array).
-    const [, [counted]] = await db.begin((tx) => [
-      tx`SET LOCAL plan_cache_mode = force_custom_plan`,
-      tx<{ total: number; ids: string[]; fromOldest: boolean }[]>`
-        WITH counted AS MATERIALIZED (SELECT ${total}::bigint AS total)
-        SELECT total::int, ${offset} * 2 >= total AS from_oldest,
-          CASE WHEN ${offset} * 2 < total
-            THEN ARRAY(SELECT p.id FROM posts p WHERE ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${offset})
-            ELSE ARRAY(SELECT p.id FROM posts p WHERE ${where} ORDER BY p.created_at, p.id
-              LIMIT greatest(0, least(${limit}, total - ${offset})) OFFSET greatest(0, total - ${offset} - ${limit}))
-          END AS ids
-        FROM counted`,
-    ]);
+    // and more for dates (docs/benchmarks.md).
+    const [counted] = await plannedForItsValues(db<{ total: number; ids: string[]; fromOldest: boolean }[]>`
+      WITH counted AS MATERIALIZED (SELECT ${total}::bigint AS total)
+      SELECT total::int, ${offset} * 2 >= total AS from_oldest,
+        CASE WHEN ${offset} * 2 < total
+          THEN ARRAY(SELECT p.id FROM posts p WHERE ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${offset})
+          ELSE ARRAY(SELECT p.id FROM posts p WHERE ${where} ORDER BY p.created_at, p.id
+            LIMIT greatest(0, least(${limit}, total - ${offset})) OFFSET greatest(0, total - ${offset} - ${limit}))
+        END AS ids
+      FROM counted`);
     const { total: found, ids, fromOldest } = counted!;
     const totalPages = Math.ceil(found / limit);
     return {
