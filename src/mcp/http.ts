@@ -104,6 +104,21 @@ function uniqueIds(messages: JSONRPCMessage[]): boolean {
   return new Set(ids).size === ids.length;
 }
 
+/**
+ * The JSON text of an answer. A tool's result carries its answer twice, as `structuredContent` and as that object's
+ * JSON text in `content` (the specification's advice, for clients that read only text: src/mcp/server.ts makes both
+ * from one body), so the object is written as that text instead of being serialised a second time: for a page of
+ * posts, the largest part of what an MCP answer costs beyond REST's (docs/benchmarks.md).
+ */
+function answerText(message: JSONRPCMessage): string {
+  const result = 'result' in message ? (message.result as { structuredContent?: unknown; content?: { type: string; text?: string }[] }) : undefined;
+  const [only, ...more] = result?.content ?? [];
+  if (!result?.structuredContent || only?.type !== 'text' || typeof only.text !== 'string' || more.length) return JSON.stringify(message);
+  const { structuredContent: _written, ...rest } = result;
+  const withoutIt = JSON.stringify(rest);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify((message as { id: RequestId }).id)},"result":${withoutIt.slice(0, -1)},"structuredContent":${only.text}}}`;
+}
+
 /** Who makes a tool call that came over HTTP: the transport hands the authenticated principal along. */
 export const principalOfHttpCall: PrincipalOf = async (authInfo) => (authInfo?.extra?.principal as Principal | undefined) ?? null;
 
@@ -225,7 +240,7 @@ export async function connectMcpOverHttp(
     if (res.destroyed) return;
     setRateLimitHeaders(res, rateLimitOf(principal));
     if (answers.length === 0) return res.status(202).end();
-    return res.json(batch ? answers : answers[0]);
+    return res.type('application/json').send(batch ? `[${answers.map(answerText).join(',')}]` : answerText(answers[0]!));
   };
   return { post, stream, end, close: () => streams.closeAll() };
 }
