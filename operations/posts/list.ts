@@ -134,10 +134,11 @@ export default defineOperation({
     const offset = db`${(page - 1) * limit}::bigint`;
     // One statement, so the total and the page are of one snapshot. A page past the middle is walked from the oldest
     // end (fewer rows to skip) and turned around here; only the chosen walk runs.
-    // How many rows a filter matches depends on the workspace and the values, so each run is planned for its own: the
-    // generic plan Postgres otherwise reuses after five runs of a prepared statement took twice as long for a search,
-    // and more for dates (docs/benchmarks.md).
-    const [counted] = await plannedForItsValues(db<{ total: number; ids: string[]; fromOldest: boolean }[]>`
+    // How many rows a filter matches depends on the workspace and the values, so a filtered page is planned for its own:
+    // the generic plan Postgres otherwise reuses after five runs of a prepared statement took twice as long for a
+    // search, and more for dates (docs/benchmarks.md). Unfiltered, the plan is the same whatever the values, and
+    // planning it on every run cost a fifth of the page: Postgres may keep it.
+    const pageOfIds = db<{ total: number; ids: string[]; fromOldest: boolean }[]>`
       WITH counted AS MATERIALIZED (SELECT ${total}::bigint AS total)
       SELECT total::int, ${offset} * 2 >= total AS from_oldest,
         CASE WHEN ${offset} * 2 < total
@@ -145,7 +146,8 @@ export default defineOperation({
           ELSE ARRAY(SELECT p.id FROM posts p WHERE ${where} ORDER BY p.created_at, p.id
             LIMIT greatest(0, least(${limit}, total - ${offset})) OFFSET greatest(0, total - ${offset} - ${limit}))
         END AS ids
-      FROM counted`);
+      FROM counted`;
+    const [counted] = await (search || tagIds || dated || facets ? plannedForItsValues(pageOfIds) : pageOfIds);
     const { total: found, ids, fromOldest } = counted!;
     const totalPages = Math.ceil(found / limit);
     return {
