@@ -49,7 +49,7 @@ const cursorOf = (row: { id: string; cursorAt: string }) => ({ scheduledAt: row.
  * plan); then, sent at once, their JSON and their posts' media, by ids: plans that depend on no value, which Postgres
  * makes once and keeps. As one statement the whole was planned again on every call (the generic plan's estimate looked
  * costlier), and the media, two subqueries a schedule, cost as much as the rest of the run (docs/benchmarks.md). A
- * schedule deleted in between is left out of the page.
+ * schedule deleted in between is left out of the page; one changed in between is shown as it is now.
  */
 export async function selectCalendar(
   db: Sql,
@@ -88,7 +88,11 @@ export async function selectCalendar(
       ORDER BY a.post_id, a."order"`,
   ]);
   const mediaOf = new Map<string, CalendarMedium[]>();
-  for (const medium of media) mediaOf.set(medium.postId, [...(mediaOf.get(medium.postId) ?? []), medium]);
+  for (const medium of media) {
+    const ofPost = mediaOf.get(medium.postId);
+    if (ofPost) ofPost.push(medium);
+    else mediaOf.set(medium.postId, [medium]);
+  }
   const byId = new Map(loaded.map(({ schedule: text }) => {
     const schedule = JSON.parse(text) as z.input<typeof CalendarSchedule>;
     return [schedule.id, schedule];
@@ -97,11 +101,11 @@ export async function selectCalendar(
   const schedules = shown.flatMap(({ id }) => {
     const schedule = byId.get(id);
     if (!schedule) return [];
-    const media = mediaOf.get(schedule.postId) ?? [];
+    const itsMedia = mediaOf.get(schedule.postId) ?? [];
     // The thread's first schedule publishes the post's media; thread parts carry none.
-    if (schedule.threadOrder === 0) schedule.attachmentMediaUrls = media.map(url);
-    schedule.post.attachmentCount = media.length;
-    const first = media[0];
+    if (schedule.threadOrder === 0) schedule.attachmentMediaUrls = itsMedia.map(url);
+    schedule.post.attachmentCount = itsMedia.length;
+    const first = itsMedia[0];
     const square = first?.squareText ? (JSON.parse(first.squareText) as { objectKey: string; width: number; height: number }) : undefined;
     schedule.post.thumbnail = first ? thumbnailOf({ ...first, url: url(first) }, square && { ...square, url: url(square) }) : null;
     return [schedule];
