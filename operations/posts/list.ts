@@ -147,7 +147,7 @@ export default defineOperation({
             LIMIT greatest(0, least(${limit}, total - ${offset})) OFFSET greatest(0, total - ${offset} - ${limit}))
         END AS ids
       FROM counted`;
-    const [counted] = await (search || tagIds || dated || facets ? plannedForItsValues(pageOfIds) : pageOfIds);
+    const [counted] = await (sources > 0 ? plannedForItsValues(pageOfIds) : pageOfIds);
     const { total: found, ids, fromOldest } = counted!;
     const totalPages = Math.ceil(found / limit);
     return {

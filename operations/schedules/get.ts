@@ -3,7 +3,7 @@ import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { idOf, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { loadPosts, Post, PostSchedule } from '../posts/post.js';
-import { CalendarPost, thumbnailOf } from './calendar.js';
+import { CalendarPost, mediaSummary } from './calendar.js';
 
 export default defineOperation({
   id: 'getSchedule',
@@ -22,9 +22,7 @@ export default defineOperation({
     const [post] = await loadPosts(db, storage, auth.workspaceId, [postId]);
     const schedule = post?.schedules.find((candidate) => candidate.id === id);
     if (!post || !schedule) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
-    const first = post.attachments[0]?.media;
-    const thumbnail = first ? thumbnailOf(first, first.variants['1:1']) : null;
-    const summary = { id: post.id, content: post.content, createdAt: post.createdAt, attachmentCount: post.attachments.length, thumbnail };
+    const summary = { id: post.id, content: post.content, createdAt: post.createdAt, ...mediaSummary(post.attachments) };
     return { ...post, schedules: [{ ...schedule, post: summary }] };
   },
 });
