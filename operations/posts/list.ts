@@ -97,14 +97,16 @@ export default defineOperation({
         : null,
     ].filter((filter) => filter !== null);
     const matchingSchedules = scheduleFilters.reduce((all, filter) => db`${all} ${filter}`, db`s.organization_id = ${auth.workspaceId}`);
-    // The trigram index (posts_content_trgm_idx) holds every workspace's posts, and a word common in a large workspace
-    // makes a small one's search walk all its matches there; the planner cannot tell. A workspace of fewer than
-    // SEARCH_SCAN_POSTS posts is read through its own index instead (the concatenation keeps the trigram index off).
+    // Case-insensitive as ILIKE, which lowercases both sides: the content's side is stored lowercased
+    // (migrations/023_search_lowercase.sql). The trigram index (posts_content_lowercase_trgm_idx) holds every
+    // workspace's posts, and a word common in a large workspace makes a small one's search walk all its matches there;
+    // the planner cannot tell. A workspace of fewer than SEARCH_SCAN_POSTS posts is read through its own index instead
+    // (the concatenation keeps the trigram index off).
     const searched = !search
       ? null
       : (await postsIn(db, auth.workspaceId)) < SEARCH_SCAN_POSTS
-        ? db`(p.content || '') ILIKE ${likePattern(search)}`
-        : db`p.content ILIKE ${likePattern(search)}`;
+        ? db`(p.content_lowercase || '') LIKE lower(${likePattern(search)})`
+        : db`p.content_lowercase LIKE lower(${likePattern(search)})`;
     const where = db`
       p.organization_id = ${auth.workspaceId}
       ${searched ? db`AND ${searched}` : db``}
