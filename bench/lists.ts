@@ -9,7 +9,7 @@ import type postgres from 'postgres';
 import { bootstrap, type Workspace } from './admin.js';
 import { numberedPostId } from './calendar.js';
 import { PLAN } from './fixture.js';
-import { compactFacetCounts } from '../src/worker/facet-counts.js';
+import { compactPostCounts } from '../src/worker/post-counts.js';
 
 /** The words posts are written with; every tenth post says "spring", which `search=spring` finds. */
 const WORDS = ['spring', 'launch', 'harbour', 'meeting', 'roadmap', 'release', 'summer', 'team', 'update', 'garden'];
@@ -78,7 +78,7 @@ export async function makeListsWorkspace(env: NodeJS.ProcessEnv, sql: postgres.S
   // What the worker's crontab does within a minute (the counters' deltas summed), then what autovacuum does to a table
   // that took this many inserts (its insert threshold): statistics, and the visibility map that index-only scans need.
   // Measured without them, the first page's total sums 300,000 deltas and every count reads the heap as well.
-  await compactFacetCounts(sql);
+  await compactPostCounts(sql);
   await sql`VACUUM (ANALYZE) integrations, posts, schedules, post_tags, attachments, tags, post_facets, post_facet_counts`;
   const [week] = await sql<{ monday: string }[]>`SELECT to_char(date_trunc('week', now() + interval '8 days'), 'YYYY-MM-DD') AS monday`;
   return {

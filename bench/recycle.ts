@@ -24,7 +24,7 @@ import { bootstrap, createIntegration, defineGenerousPlan, type Workspace } from
 import { numberedPostId, openDatabase } from './calendar.js';
 import { ALLOWANCE, PLAN } from './fixture.js';
 import type { RunningService } from './service.js';
-import { compactFacetCounts } from '../src/worker/facet-counts.js';
+import { compactPostCounts } from '../src/worker/post-counts.js';
 
 const POSTS_PER_RUN = 50;
 const MIN_INTERVAL_DAYS = 30;
@@ -283,7 +283,7 @@ async function makeRecycleWorkspace(
     return made.map((post) => post.id);
   });
   // What autovacuum and the crontab do after this many inserts (see bench/lists.ts).
-  await compactFacetCounts(sql);
+  await compactPostCounts(sql);
   await sql`VACUUM (ANALYZE) integrations, posts, schedules, attachments, recycle_events, post_facets, post_facet_counts`;
   // The languages of the Bluesky texts, as createPost detects them when a post is written (a recycle reuses the text).
   for (let index = 0; index < ids.length; index += 1000) await rememberThreadLanguages(core.db, ids.slice(index, index + 1000));

@@ -111,6 +111,12 @@ describe('GET /posts filters', () => {
     expect(await ids('dateTo=2030-02-01')).toEqual(named('heldDraft', 'skyLater', 'failed', 'published'));
     expect(await ids('dateFrom=2030-02-02&dateTo=2030-02-02')).toEqual(named('proLater'));
     expect(await ids('dateFrom=2030-01-15&dateTo=2030-01-15&status=DRAFT')).toEqual(named('heldDraft'));
+    // With tags too: the posts of both, found before any post is read.
+    expect(await ids(`dateFrom=2030-01-01T00:00:00Z&tagIds=${tags.research}`)).toEqual(named('skyLater', 'proLater'));
+    expect(await ids(`dateFrom=2030-01-01T00:00:00Z&tagIds=${tags.launch}`)).toEqual(named('proLater'));
+    const everything = await get(`/posts?status=SCHEDULED&platform=LINKEDIN&search=UNDER&dateFrom=2030-02-02&dateTo=2030-02-02&tagIds=${tags.research}`);
+    expect(everything.json.items.map((post: { id: string }) => post.id)).toEqual(named('proLater'));
+    expect(everything.json.pageInfo.total).toBe(1);
     // In Tokyo (UTC+9), 2030-02-01T23:30Z is already 2 February.
     await sql`UPDATE organizations SET time_zone = 'Asia/Tokyo' WHERE id = ${ws.workspaceId}`;
     expect(await ids('dateFrom=2030-02-02&dateTo=2030-02-02')).toEqual(named('skyLater', 'proLater'));
@@ -146,6 +152,50 @@ describe('GET /posts pages', () => {
       // Newest first across pages too: the pages past the middle are walked from the oldest end and turned around.
       expect(seen).toEqual(newestFirst);
     }
+  });
+
+  it('starts a page past the first at the day holding its first post: the same pages, across days, deletions and folded counts', async () => {
+    // Unfiltered pages skip whole days by the workspace's counts of posts a day (post_day_counts): posts over ten days,
+    // some at midnight UTC, some at the same instant (ordered by id), then some deleted in one statement and one
+    // through the API.
+    const days = await service.workspace({ plan: 'business' });
+    await sql`
+      INSERT INTO posts (organization_id, user_id, content, created_at)
+      SELECT ${days.workspaceId}, ${days.userId}, 'Day post ' || n,
+        CASE WHEN n % 25 = 0 THEN '2026-11-10T00:00:00Z'::timestamptz + (n / 25) * interval '1 day'
+          WHEN n % 7 = 0 THEN '2026-11-15T12:00:00Z'::timestamptz
+          ELSE '2026-11-10T00:00:00Z'::timestamptz + n * interval '47 minutes' END
+      FROM generate_series(1, 300) AS n`;
+    await sql`DELETE FROM posts WHERE organization_id = ${days.workspaceId} AND content LIKE 'Day post 1_'`;
+    const [oneMore] = await sql`SELECT id FROM posts WHERE organization_id = ${days.workspaceId} AND content = 'Day post 150'`;
+    expect((await call(`${service.api}/posts/${oneMore!.id}`, { key: days.apiKey, method: 'DELETE' })).status).toBe(200);
+    const expected = (await sql`SELECT id FROM posts WHERE organization_id = ${days.workspaceId} ORDER BY created_at DESC, id DESC`).map((row) => row.id);
+    expect(expected).toHaveLength(289);
+    const walk = async () => {
+      const seen: string[] = [];
+      for (let page = 1; page <= Math.ceil(expected.length / 7) + 1; page++) {
+        const answer = await get(`/posts?limit=7&page=${page}`, days.apiKey);
+        expect(answer.status).toBe(200);
+        expect(answer.json.pageInfo.total).toBe(expected.length);
+        seen.push(...answer.json.items.map((post: { id: string }) => post.id));
+      }
+      return seen;
+    };
+    expect(await walk()).toEqual(expected);
+    // Folded by the worker's task into a row a day: the same pages.
+    const worker = await startTestService({ databaseUrl: service.databaseUrl, encryptionKey: service.service.core.app.config.encryptionKey }, { api: false, worker: true });
+    try {
+      await sql`SELECT graphile_worker.add_job('compact-post-facet-counts', '{}'::json, job_key := 'compact-days')`;
+      expect(await jobsLeftUnder(sql, 'compact-days')).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+    const counts = await sql`SELECT day, posts FROM post_day_counts WHERE organization_id = ${days.workspaceId} ORDER BY day`;
+    expect(counts.map((row) => row.posts).reduce((sum, posts) => sum + posts, 0)).toBe(expected.length);
+    expect(new Set(counts.map((row) => String(row.day))).size).toBe(counts.length);
+    expect(await walk()).toEqual(expected);
+    // What the counts rely on cannot change.
+    await expect(sql`UPDATE posts SET created_at = now() WHERE id = ${expected[0]}`).rejects.toMatchObject({ code: '23514' });
   });
 
   it('answers an empty page past the end, and refuses page and limit outside the contract\'s bounds', async () => {

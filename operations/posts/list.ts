@@ -107,18 +107,24 @@ export default defineOperation({
       : (await postsIn(db, auth.workspaceId)) < SEARCH_SCAN_POSTS
         ? db`(p.content_lowercase || '') LIKE lower(${likePattern(search)})`
         : db`p.content_lowercase LIKE lower(${likePattern(search)})`;
+    // The posts of the tags, and of the matching schedules (scoped to the workspace, as the post is, so that their
+    // indexes serve them: without it a small workspace's filtered count scanned every workspace's schedules).
+    const taggedPosts = db`SELECT pt.post_id FROM post_tags pt WHERE pt.organization_id = ${auth.workspaceId} AND pt.tag_id = ANY(${tagIds ?? []}::uuid[])`;
+    const scheduledPosts = db`SELECT s.post_id FROM schedules s JOIN integrations i ON i.id = s.integration_id WHERE ${matchingSchedules}`;
     const where = db`
       p.organization_id = ${auth.workspaceId}
       ${searched ? db`AND ${searched}` : db``}
-      ${tagIds?.length ? db`AND EXISTS (SELECT 1 FROM post_tags pt WHERE pt.post_id = p.id AND pt.tag_id = ANY(${tagIds}::uuid[]))` : db``}
       ${facets ? db`AND EXISTS (SELECT 1 FROM post_facets f WHERE f.post_id = p.id AND f.facets & ${facets} <> 0)` : db``}
       ${
-        dated
-          ? // Scoped to the workspace (as the post is), so the planner reads its schedules only, by index, not every
-            // workspace's: without it a small workspace's filtered count scanned the whole table.
-            db`AND EXISTS (SELECT 1 FROM schedules s JOIN integrations i ON i.id = s.integration_id
-              WHERE s.post_id = p.id AND ${matchingSchedules})`
-          : db``
+        tagIds?.length && dated
+          ? // Their intersection found from the two indexes before any post is read: as two conditions on each post,
+            // Postgres read every post of a search (10,000) or of the workspace to test each against both.
+            db`AND p.id IN (${taggedPosts} INTERSECT ${scheduledPosts})`
+          : tagIds?.length
+            ? db`AND EXISTS (${taggedPosts} AND pt.post_id = p.id)`
+            : dated
+              ? db`AND EXISTS (${scheduledPosts} AND s.post_id = p.id)`
+              : db``
       }`;
     // The total is exact, by the cheapest count the filters allow. Filtered by facets or not at all: a sum of the
     // workspace's counters, visiting no post. By tags alone, or by schedules alone (dates, with status and platform or
@@ -128,27 +134,41 @@ export default defineOperation({
     const total =
       sources > 1 || search
         ? db`(SELECT count(*) FROM posts p WHERE ${where})`
-        : tagIds?.length
-          ? db`(SELECT count(DISTINCT pt.post_id) FROM post_tags pt WHERE pt.organization_id = ${auth.workspaceId} AND pt.tag_id = ANY(${tagIds}::uuid[]))`
-          : dated
-            ? db`(SELECT count(DISTINCT s.post_id) FROM schedules s JOIN integrations i ON i.id = s.integration_id WHERE ${matchingSchedules})`
-            : postsCounted(db, auth.workspaceId, facets);
+        : tagIds?.length || dated
+          ? db`(SELECT count(DISTINCT post_id) FROM (${tagIds?.length ? taggedPosts : scheduledPosts}) AS matching)`
+          : postsCounted(db, auth.workspaceId, facets);
     const offset = db`${(page - 1) * limit}::bigint`;
-    // One statement, so the total and the page are of one snapshot. A page past the middle is walked from the oldest
-    // end (fewer rows to skip) and turned around here; only the chosen walk runs.
-    // How many rows a filter matches depends on the workspace and the values, so a filtered page is planned for its own:
-    // the generic plan Postgres otherwise reuses after five runs of a prepared statement took twice as long for a
-    // search, and more for dates (docs/benchmarks.md). Unfiltered, the plan is the same whatever the values, and
-    // planning it on every run cost a fifth of the page: Postgres may keep it.
-    const pageOfIds = db<{ total: number; ids: string[]; fromOldest: boolean }[]>`
-      WITH counted AS MATERIALIZED (SELECT ${total}::bigint AS total)
-      SELECT total::int, ${offset} * 2 >= total AS from_oldest,
-        CASE WHEN ${offset} * 2 < total
-          THEN ARRAY(SELECT p.id FROM posts p WHERE ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${offset})
-          ELSE ARRAY(SELECT p.id FROM posts p WHERE ${where} ORDER BY p.created_at, p.id
-            LIMIT greatest(0, least(${limit}, total - ${offset})) OFFSET greatest(0, total - ${offset} - ${limit}))
-        END AS ids
-      FROM counted`;
+    // One statement, so the total and the page are of one snapshot.
+    // Unfiltered, a page past the first starts at the day holding its first post, from the workspace's counts of posts
+    // a day (post_day_counts, migrations/024_post_day_counts.sql), and skips only that day's newer posts: a page in the
+    // middle of 100,000 posts skipped 50,000 index entries. Its plan is the same whatever the values, and planning it
+    // on every run cost a fifth of the page: it is prepared, and Postgres may keep it.
+    // Filtered, a page past the middle is walked from the oldest end (fewer rows to skip) and turned around here; only
+    // the chosen walk runs. How many rows a filter matches depends on the workspace and the values, so a filtered page
+    // is planned for its own: the generic plan Postgres otherwise reuses after five runs of a prepared statement took
+    // twice as long for a search, and more for dates (docs/benchmarks.md).
+    const pageOfIds =
+      sources === 0 && page > 1
+        ? db<{ total: number; ids: string[]; fromOldest: boolean }[]>`
+          WITH counted AS MATERIALIZED (SELECT ${total}::bigint AS total),
+            first_day AS MATERIALIZED (
+              SELECT day, newer FROM (
+                SELECT day, sum(sum(posts)) OVER (ORDER BY day DESC) - sum(posts) AS newer
+                FROM post_day_counts WHERE organization_id = ${auth.workspaceId} GROUP BY day) AS days
+              WHERE newer <= ${offset} ORDER BY day LIMIT 1)
+          SELECT total::int, false AS from_oldest,
+            ARRAY(SELECT p.id FROM posts p WHERE ${where} AND p.created_at < (d.day + 1)::timestamp AT TIME ZONE 'UTC'
+              ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${offset} - d.newer) AS ids
+          FROM counted LEFT JOIN first_day d ON true`
+        : db<{ total: number; ids: string[]; fromOldest: boolean }[]>`
+          WITH counted AS MATERIALIZED (SELECT ${total}::bigint AS total)
+          SELECT total::int, ${offset} * 2 >= total AS from_oldest,
+            CASE WHEN ${offset} * 2 < total
+              THEN ARRAY(SELECT p.id FROM posts p WHERE ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${offset})
+              ELSE ARRAY(SELECT p.id FROM posts p WHERE ${where} ORDER BY p.created_at, p.id
+                LIMIT greatest(0, least(${limit}, total - ${offset})) OFFSET greatest(0, total - ${offset} - ${limit}))
+            END AS ids
+          FROM counted`;
     const [counted] = await (sources > 0 ? plannedForItsValues(pageOfIds) : pageOfIds);
     const { total: found, ids, fromOldest } = counted!;
     const totalPages = Math.ceil(found / limit);

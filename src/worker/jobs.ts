@@ -42,7 +42,7 @@ export async function enqueueRefresh(tx: Sql, integrationId: string, expiresAt: 
 export const PENDING_SELECTION_EXPIRY_TASK = 'expire-pending-selections';
 
 /** The task that sums the posts list's counters (post_facet_counts, migrations/015_post_facets.sql). */
-export const COMPACT_FACET_COUNTS_TASK = 'compact-post-facet-counts';
+export const COMPACT_POST_COUNTS_TASK = 'compact-post-facet-counts';
 
 /** The task that deletes events past their retention (src/worker/prune-events.ts). */
 export const PRUNE_EVENTS_TASK = 'prune-events';
@@ -58,7 +58,7 @@ export const EXPIRING_TOKENS_TASK = 'warn-expiring-tokens';
  */
 export const CRONTAB = [
   `*/10 * * * * ${PENDING_SELECTION_EXPIRY_TASK}`,
-  `* * * * * ${COMPACT_FACET_COUNTS_TASK}`,
+  `* * * * * ${COMPACT_POST_COUNTS_TASK}`,
   `17 * * * * ${PRUNE_EVENTS_TASK}`,
   `7 * * * * ${EXPIRING_TOKENS_TASK}`,
   `*/10 * * * * ${RECYCLE_SWEEP_TASK}`,

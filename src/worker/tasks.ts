@@ -1,9 +1,9 @@
 import type { TaskList } from 'graphile-worker';
 import type { AppContext } from '../registry/context.js';
-import { COMPACT_FACET_COUNTS_TASK, DELIVER_TASK, EXPIRING_TOKENS_TASK, PENDING_SELECTION_EXPIRY_TASK, PRUNE_EVENTS_TASK, PUBLISH_TASK, RECYCLE_SWEEP_TASK, RECYCLE_TASK, REFRESH_TASK, UPLOAD_EXPIRY_TASK, VARIANTS_TASK } from './jobs.js';
+import { COMPACT_POST_COUNTS_TASK, DELIVER_TASK, EXPIRING_TOKENS_TASK, PENDING_SELECTION_EXPIRY_TASK, PRUNE_EVENTS_TASK, PUBLISH_TASK, RECYCLE_SWEEP_TASK, RECYCLE_TASK, REFRESH_TASK, UPLOAD_EXPIRY_TASK, VARIANTS_TASK } from './jobs.js';
 import { deliverWebhookTask } from './deliver-webhook.js';
 import { warnExpiringTokensTask } from './expiring-tokens.js';
-import { compactFacetCountsTask } from './facet-counts.js';
+import { compactPostCountsTask } from './post-counts.js';
 import { pendingSelectionExpiryTask } from './pending-selection.js';
 import { pruneEventsTask } from './prune-events.js';
 import { publishScheduleTask } from './publish.js';
@@ -22,7 +22,7 @@ export const tasks = (app: AppContext): TaskList => ({
   [VARIANTS_TASK]: variantsTask(app),
   [UPLOAD_EXPIRY_TASK]: uploadExpiryTask(app),
   [PENDING_SELECTION_EXPIRY_TASK]: pendingSelectionExpiryTask(app),
-  [COMPACT_FACET_COUNTS_TASK]: compactFacetCountsTask(app),
+  [COMPACT_POST_COUNTS_TASK]: compactPostCountsTask(app),
   [PRUNE_EVENTS_TASK]: pruneEventsTask(app),
   [DELIVER_TASK]: deliverWebhookTask(app),
   [EXPIRING_TOKENS_TASK]: warnExpiringTokensTask(app),
