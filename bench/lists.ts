@@ -79,7 +79,7 @@ export async function makeListsWorkspace(env: NodeJS.ProcessEnv, sql: postgres.S
   // that took this many inserts (its insert threshold): statistics, and the visibility map that index-only scans need.
   // Measured without them, the first page's total sums 300,000 deltas and every count reads the heap as well.
   await compactPostCounts(sql);
-  await sql`VACUUM (ANALYZE) integrations, posts, schedules, post_tags, attachments, tags, post_facets, post_facet_counts`;
+  await sql`VACUUM (ANALYZE) integrations, posts, post_search, schedules, post_tags, attachments, tags, post_facets, post_facet_counts, post_day_counts`;
   const [week] = await sql<{ monday: string }[]>`SELECT to_char(date_trunc('week', now() + interval '8 days'), 'YYYY-MM-DD') AS monday`;
   return {
     ...workspace,

@@ -251,8 +251,13 @@ async function makeDue(sql: postgres.Sql, postIds: string[], when: postgres.Pend
   return moved.map((row) => row.id);
 }
 
+/**
+ * Waits for every schedule of `ids` to be PUBLISHED (throwing at the first FAILED). Asked every half second: the figures
+ * come from the rows' times, not from when this sees them, and asking about 1,000 ids ten times a second took about a
+ * twentieth of the machine's CPU from the engine it measures.
+ */
 async function allPublished(sql: postgres.Sql, ids: string[], timeoutMs: number): Promise<void> {
-  for (const started = Date.now(); ; await sleep(100)) {
+  for (const started = Date.now(); ; await sleep(500)) {
     const [counts] = await sql<[{ published: number; failed: number; reason: string | null }]>`
       SELECT count(*) FILTER (WHERE status = 'PUBLISHED')::int AS published, count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
         min(failure_reason) AS reason

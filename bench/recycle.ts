@@ -284,7 +284,7 @@ async function makeRecycleWorkspace(
   });
   // What autovacuum and the crontab do after this many inserts (see bench/lists.ts).
   await compactPostCounts(sql);
-  await sql`VACUUM (ANALYZE) integrations, posts, schedules, attachments, recycle_events, post_facets, post_facet_counts`;
+  await sql`VACUUM (ANALYZE) integrations, posts, post_search, schedules, attachments, recycle_events, post_facets, post_facet_counts, post_day_counts`;
   // The languages of the Bluesky texts, as createPost detects them when a post is written (a recycle reuses the text).
   for (let index = 0; index < ids.length; index += 1000) await rememberThreadLanguages(core.db, ids.slice(index, index + 1000));
 

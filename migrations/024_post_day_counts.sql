@@ -50,3 +50,4 @@ $$;
 
 -- The posts made before this migration.
 INSERT INTO post_day_counts SELECT organization_id, post_day(created_at), count(*) FROM posts GROUP BY 1, 2;
+ANALYZE post_day_counts;

@@ -214,9 +214,9 @@ describe('GET /posts pages', () => {
     // serves this very condition, escapes included.
     const plan = await sql.begin(async (tx) => {
       await tx`SET LOCAL enable_seqscan = off`;
-      return tx.unsafe('EXPLAIN SELECT id FROM posts WHERE content_lowercase LIKE lower($1)', ['%UNDER\\_score%']);
+      return tx.unsafe('EXPLAIN SELECT post_id FROM post_search WHERE content_lowercase LIKE lower($1)', ['%UNDER\\_score%']);
     });
-    expect(plan.map((row) => row['QUERY PLAN']).join('\n')).toContain('Bitmap Index Scan on posts_content_lowercase_trgm_idx');
+    expect(plan.map((row) => row['QUERY PLAN']).join('\n')).toContain('Bitmap Index Scan on post_search_trgm_idx');
   });
 });
 
@@ -242,6 +242,14 @@ describe('GET /posts in a workspace of 10,000 posts', () => {
     }
     expect((await search('under%score')).pageInfo.total).toBe(0);
     expect((await search('under_scor')).items).toHaveLength(10);
+    // A post's searchable text follows its content, and leaves with it.
+    const [renamed] = await sql`SELECT id FROM posts WHERE organization_id = ${large.workspaceId} AND content = 'Post 1234'`;
+    const patched = await call(`${service.api}/posts/${renamed!.id}`, { key: large.apiKey, method: 'PATCH', body: { content: 'Now about Gardening' } });
+    expect(patched.status, patched.text).toBe(200);
+    expect((await search('GARDENING')).items.map((post: { id: string }) => post.id)).toEqual([renamed!.id]);
+    expect((await search('Post 1234')).pageInfo.total).toBe(0);
+    expect((await call(`${service.api}/posts/${renamed!.id}`, { key: large.apiKey, method: 'DELETE' })).status).toBe(200);
+    expect((await search('gardening')).pageInfo.total).toBe(0);
     // Case-insensitive beyond ASCII, by either way.
     const small = await service.workspace();
     await sql`INSERT INTO posts (organization_id, user_id, content) VALUES (${small.workspaceId}, ${small.userId}, 'Post in Été à Zürich')`;
