@@ -230,7 +230,7 @@ export async function connectMcpOverHttp(
     let sessionId = sessionOf(req);
     if (sessionId === null) return rpcError(res, 400, -32000, 'Bad request: Mcp-Session-Id must be visible ASCII characters');
     // A session is handed out at initialize; it costs nothing unless the client subscribes (src/mcp/subscriptions.ts).
-    if (!sessionId && messages.some((message) => isJSONRPCRequest(message) && message.method === 'initialize')) {
+    if (!sessionId && messages.some((message) => 'method' in message && 'id' in message && message.method === 'initialize')) {
       sessionId = newSessionId();
       res.set('mcp-session-id', sessionId);
     }

@@ -3,7 +3,6 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   InitializeRequestSchema,
-  isJSONRPCRequest,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -189,7 +188,8 @@ const requestSchemas = new Map<string, z.ZodType>(
  * first, so the client gets -32602 (invalid params) with a message that names the field.
  */
 export function invalidParams(message: JSONRPCMessage): JSONRPCErrorResponse | undefined {
-  if (!isJSONRPCRequest(message)) return undefined;
+  // Both transports hand over valid messages only: one with a method and an id is a request (no second parse).
+  if (!('method' in message && 'id' in message)) return undefined;
   const parsed = requestSchemas.get(message.method)?.safeParse(message);
   if (!parsed || parsed.success) return undefined;
   const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message.replace('expected record', 'expected object')}`);
