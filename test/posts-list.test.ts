@@ -25,6 +25,16 @@ const ids = async (query: string) => {
   return answer.json.items.map((post: { id: string }) => post.id).sort();
 };
 const named = (...names: string[]) => names.map((name) => posts[name]!).sort();
+/** The crontab's job that folds the posts list's counters, queued under `jobKey` and run by a worker of its own. */
+const compactInWorker = async (jobKey: string) => {
+  const worker = await startTestService({ databaseUrl: service.databaseUrl, encryptionKey: service.service.core.app.config.encryptionKey }, { api: false, worker: true });
+  try {
+    await sql`SELECT graphile_worker.add_job('compact-post-facet-counts', '{}'::json, job_key := ${jobKey})`;
+    expect(await jobsLeftUnder(sql, jobKey)).toEqual([]);
+  } finally {
+    await worker.stop();
+  }
+};
 
 beforeAll(async () => {
   service = await startTestService();
@@ -183,13 +193,7 @@ describe('GET /posts pages', () => {
     };
     expect(await walk()).toEqual(expected);
     // Folded by the worker's task into a row a day: the same pages.
-    const worker = await startTestService({ databaseUrl: service.databaseUrl, encryptionKey: service.service.core.app.config.encryptionKey }, { api: false, worker: true });
-    try {
-      await sql`SELECT graphile_worker.add_job('compact-post-facet-counts', '{}'::json, job_key := 'compact-days')`;
-      expect(await jobsLeftUnder(sql, 'compact-days')).toEqual([]);
-    } finally {
-      await worker.stop();
-    }
+    await compactInWorker('compact-days');
     const counts = await sql`SELECT day, posts FROM post_day_counts WHERE organization_id = ${days.workspaceId} ORDER BY day`;
     expect(counts.map((row) => row.posts).reduce((sum, posts) => sum + posts, 0)).toBe(expected.length);
     expect(new Set(counts.map((row) => String(row.day))).size).toBe(counts.length);
@@ -483,13 +487,7 @@ describe('exact totals from the counters', () => {
     const rows = async () => Number((await sql`SELECT count(*) FROM post_facet_counts WHERE organization_id = ${ws.workspaceId}`)[0]!.count);
     const sets = Number((await sql`SELECT count(DISTINCT facets) FROM post_facets WHERE post_id IN (SELECT id FROM posts WHERE organization_id = ${ws.workspaceId})`)[0]!.count);
     expect(await rows()).toBeGreaterThan(sets);
-    const worker = await startTestService({ databaseUrl: service.databaseUrl, encryptionKey: service.service.core.app.config.encryptionKey }, { api: false, worker: true });
-    try {
-      await sql`SELECT graphile_worker.add_job('compact-post-facet-counts', '{}'::json, job_key := 'compact-now')`;
-      expect(await jobsLeftUnder(sql, 'compact-now')).toEqual([]);
-    } finally {
-      await worker.stop();
-    }
+    await compactInWorker('compact-now');
     expect(await rows()).toBe(sets);
     await expectExactTotals();
   });
@@ -502,13 +500,7 @@ describe('exact totals from the counters', () => {
       INSERT INTO post_facet_counts (organization_id, facets, posts)
       SELECT ${ws.workspaceId}, 1, CASE WHEN n % 2 = 0 THEN 1 ELSE -1 END FROM generate_series(1, 60000) AS n`;
     expect(await pages()).toBeGreaterThan(300);
-    const worker = await startTestService({ databaseUrl: service.databaseUrl, encryptionKey: service.service.core.app.config.encryptionKey }, { api: false, worker: true });
-    try {
-      await sql`SELECT graphile_worker.add_job('compact-post-facet-counts', '{}'::json, job_key := 'compact-burst')`;
-      expect(await jobsLeftUnder(sql, 'compact-burst')).toEqual([]);
-    } finally {
-      await worker.stop();
-    }
+    await compactInWorker('compact-burst');
     expect(await pages()).toBeLessThan(10);
     await expectExactTotals();
   });
