@@ -41,7 +41,7 @@ export async function enqueueRefresh(tx: Sql, integrationId: string, expiresAt: 
 /** The task that erases and revokes the tokens of channels left PENDING_SELECTION too long (src/worker/pending-selection.ts). */
 export const PENDING_SELECTION_EXPIRY_TASK = 'expire-pending-selections';
 
-/** The task that sums the posts list's counters (post_facet_counts, migrations/015_post_facets.sql). */
+/** The task that folds the posts list's counters (post_facet_counts, post_day_counts: src/worker/post-counts.ts); its id predates the second. */
 export const COMPACT_POST_COUNTS_TASK = 'compact-post-facet-counts';
 
 /** The task that deletes events past their retention (src/worker/prune-events.ts). */
