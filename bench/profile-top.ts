@@ -1,7 +1,7 @@
 /**
  * Summarises a V8 .cpuprofile (from `node --cpu-prof`): the functions with the most self time, the most
  * inclusive time, and self time by package or source file.
- * Usage: tsx bench/profile-top.ts FILE.cpuprofile [ROWS]
+ * Usage: tsx bench/profile-top.ts FILE.cpuprofile [ROWS] [FROM-TO seconds into the profile]
  */
 import { readFileSync } from 'node:fs';
 
@@ -16,9 +16,9 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const [file, rowsArg] = process.argv.slice(2);
+const [file, rowsArg, windowArg] = process.argv.slice(2);
 if (!file) {
-  console.error('usage: tsx bench/profile-top.ts FILE.cpuprofile [ROWS]');
+  console.error('usage: tsx bench/profile-top.ts FILE.cpuprofile [ROWS] [FROM-TO]');
   process.exit(2);
 }
 const rows = Number(rowsArg ?? 25);
@@ -44,8 +44,13 @@ const inclusive = new Map<string, number>();
 const groups = new Map<string, number>();
 const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us);
 let total = 0;
+// FROM-TO: only the samples taken that many seconds after the profile began (a burst within a longer run).
+const [from, to] = windowArg ? windowArg.split('-').map((s) => Number(s) * 1e6) : [0, Infinity];
+let elapsed = 0;
 profile.samples.forEach((id, i) => {
   const us = profile.timeDeltas[i] ?? 0;
+  elapsed += us;
+  if (elapsed < from! || elapsed >= to!) return;
   total += us;
   const node = byId.get(id)!;
   add(self, label(node), us);

@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { request as httpRequest } from 'node:http';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,6 +106,26 @@ describe('MCP over Streamable HTTP', () => {
     const invalid = await client.callTool({ name: 'getUsage', arguments: { days: 'many' } });
     expect(invalid.isError).toBe(true);
     expect(textOf(invalid).code).toBe('VALIDATION_ERROR');
+  });
+
+  it('runs a tools/call that asks for a task as a plain call, since it declares no tasks (MCP 2025-11-25, Tasks)', async () => {
+    const tag = await ws.admin('createTag', { name: 'Tasked' });
+    const answer = await call(`${service.base}/mcp`, {
+      method: 'POST',
+      key: ws.apiKey,
+      body: { jsonrpc: '2.0', id: 'task-1', method: 'tools/call', params: { name: 'getTag', arguments: { id: tag.id }, task: { ttl: 60000 } } },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.json.id).toBe('task-1');
+    expect(answer.json.result.structuredContent).toEqual((await call(`${service.api}/tags/${tag.id}`, { key: ws.apiKey })).json);
+    expect(textOf(answer.json.result)).toEqual(answer.json.result.structuredContent);
+    // Task metadata of the wrong shape is refused as invalid params, like any other.
+    const malformed = await call(`${service.base}/mcp`, {
+      method: 'POST',
+      key: ws.apiKey,
+      body: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'getCurrentUser', arguments: {}, task: 5 } },
+    });
+    expect(malformed.json.error.code).toBe(-32602);
   });
 
   it('keeps the 404 rule for rows: another workspace\'s row and a missing one look alike, as over REST', async () => {
@@ -284,6 +305,12 @@ describe('MCP over Streamable HTTP', () => {
       expect((await stdio.listTools()).tools).toEqual(overHttp.tools);
       const result = await stdio.callTool({ name: 'getCurrentUser', arguments: {} });
       expect(result.structuredContent).toEqual((await call(`${service.api}/users/me`, { key: ws.apiKey })).json);
+      // A call that asks for a task runs as a plain one here too.
+      const tasked = await stdio.request(
+        { method: 'tools/call', params: { name: 'getCurrentUser', arguments: {}, task: { ttl: 60000 } } },
+        CallToolResultSchema,
+      );
+      expect(tasked.structuredContent).toEqual(result.structuredContent);
     } finally {
       await stdio.close();
     }

@@ -1,11 +1,13 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  ErrorCode,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolRequest,
+  type JSONRPCErrorResponse,
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -17,7 +19,7 @@ import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
 import type { RateLimitState } from '../registry/rate-limit.js';
 import type { Database } from '../db/index.js';
-import { invalidParams, type PrincipalOf } from './server.js';
+import { invalidParams, type CallTool, type McpServer, type PrincipalOf } from './server.js';
 import { endSession, isSessionId, newSessionId, NotificationStreams } from './subscriptions.js';
 
 type Reply = (message: JSONRPCMessage | undefined) => void;
@@ -27,6 +29,11 @@ type Reply = (message: JSONRPCMessage | undefined) => void;
  * server, for every request in stateless mode, and that setup costs more than the call it serves. Here one
  * long-lived server is connected to this transport, which hands it each HTTP request's messages under ids
  * of its own (so concurrent clients' ids cannot collide) and routes each response back to its request.
+ *
+ * A tools/call is answered by the server's tool handler directly: the SDK would check the message's type three times
+ * more, parse the request and the result again and give the call an AbortController, a good part of what MCP adds to
+ * a call over REST (docs/benchmarks.md), for the same answer. invalidParams has checked its params with the SDK's
+ * schema by then. Its task metadata, if any, is ignored (withoutTask in src/mcp/server.ts says why).
  */
 class RequestTransport implements Transport {
   onmessage?: Transport['onmessage'];
@@ -34,6 +41,8 @@ class RequestTransport implements Transport {
   onerror?: (error: Error) => void;
   private lastId = 0;
   private readonly waiting = new Map<RequestId, Reply>();
+
+  constructor(private readonly callTool: CallTool) {}
 
   async start() {}
   async close() {
@@ -62,7 +71,14 @@ class RequestTransport implements Transport {
         const id = ++this.lastId;
         ours.set(message.id, id);
         replies.push(new Promise((resolve) => this.waiting.set(id, (reply) => resolve(reply && ({ ...reply, id: message.id } as JSONRPCMessage)))));
-        this.onmessage?.({ ...message, id }, { authInfo });
+        if (message.method === 'tools/call') {
+          this.callTool(message.params as CallToolRequest['params'], authInfo).then(
+            (result) => this.settle(id, { jsonrpc: '2.0', id, result }),
+            (error: { code?: unknown; message?: string; data?: unknown }) => this.settle(id, errorResponse(id, error)),
+          );
+        } else {
+          this.onmessage?.({ ...message, id }, { authInfo });
+        }
       } else if ('method' in message && message.method === 'notifications/cancelled') {
         const { requestId, reason } = (message.params ?? {}) as { requestId?: RequestId; reason?: unknown };
         const id = requestId === undefined ? undefined : ours.get(requestId);
@@ -89,6 +105,12 @@ class RequestTransport implements Transport {
     this.waiting.delete(id);
     reply?.(message);
   }
+}
+
+/** A handler's failure as the SDK's Protocol answers it: its code when it has one, else an internal error. */
+function errorResponse(id: RequestId, error: { code?: unknown; message?: string; data?: unknown }): JSONRPCErrorResponse {
+  const code = Number.isSafeInteger(error.code) ? (error.code as number) : ErrorCode.InternalError;
+  return { jsonrpc: '2.0', id, error: { code, message: error.message ?? 'Internal error', ...(error.data !== undefined && { data: error.data }) } };
 }
 
 /**
@@ -177,10 +199,10 @@ export function mcpOriginGuard({ bindHost, publicUrl, configuredPublicUrl, allow
  * bucket as it stands after them (`rateLimitOf`).
  */
 export async function connectMcpOverHttp(
-  server: Server,
+  { server, callTool }: McpServer,
   { db, logger, rateLimitOf }: { db: Database; logger: Logger; rateLimitOf: (principal: Principal) => RateLimitState | undefined },
 ) {
-  const transport = new RequestTransport();
+  const transport = new RequestTransport(callTool);
   server.onerror = (error) => logger.warn('MCP server error', { error });
   await server.connect(transport);
   const streams = new NotificationStreams(db, logger);

@@ -10,6 +10,7 @@ import {
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
+  type CallToolRequest,
   type CallToolResult,
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
@@ -52,11 +53,6 @@ export function toolsOf(operations: readonly Operation[]): Tool[] {
 }
 
 /**
- * One long-lived MCP server for the process. Every call goes through the same pipeline as REST, so a tool's
- * answer is the REST body: as `structuredContent` and as JSON text, or, for an error, the same
- * `{ code, message }` with `isError: true`.
- */
-/**
  * Where subscriptions live for a transport: over HTTP, the session the request names (its Mcp-Session-Id); over stdio,
  * the process's one session, whose notifications start at its first subscribe (`onSubscribed`).
  */
@@ -67,7 +63,24 @@ export interface Sessions {
 
 const sessionsOverHttp: Sessions = { sessionOf: (authInfo) => authInfo?.extra?.sessionId as string | undefined };
 
-export function createMcpServer(operations: readonly Operation[], pipeline: Pipeline, principalOf: PrincipalOf, db: Database, sessions = sessionsOverHttp): Server {
+/** A tools/call's params, checked (invalidParams), answered as the tool's result; throws the protocol's errors. */
+export type CallTool = (params: CallToolRequest['params'], authInfo: { extra?: Record<string, unknown> } | undefined) => Promise<CallToolResult>;
+
+/**
+ * The server, and its tools/call handler on its own: the HTTP transport answers a plain tools/call (the hot path of
+ * every agent) with it directly, without the SDK's per-request dispatch (src/mcp/http.ts), and the SDK serves the rest.
+ */
+export interface McpServer {
+  server: Server;
+  callTool: CallTool;
+}
+
+/**
+ * One long-lived MCP server for the process. Every call goes through the same pipeline as REST, so a tool's
+ * answer is the REST body: as `structuredContent` and as JSON text, or, for an error, the same
+ * `{ code, message }` with `isError: true`.
+ */
+export function createMcpServer(operations: readonly Operation[], pipeline: Pipeline, principalOf: PrincipalOf, db: Database, sessions = sessionsOverHttp): McpServer {
   const tools = toolsOf(operations);
   // Only the listed tools can be called: an internal operation's name is as unknown as a name nothing has.
   const byName = new Map(tools.map((tool) => [tool.name, operations.find((operation) => operation.id === tool.name)!]));
@@ -145,26 +158,27 @@ export function createMcpServer(operations: readonly Operation[], pipeline: Pipe
   server.setRequestHandler(UnsubscribeRequestSchema, subscription(unsubscribe));
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const principal = await principalOf(extra.authInfo);
+  const callTool: CallTool = async (params, authInfo) => {
+    const principal = await principalOf(authInfo);
     if (!principal) return errorResult({ code: 'UNAUTHORIZED', message: 'A valid API key is required' });
-    const operation = byName.get(request.params.name);
+    const operation = byName.get(params.name);
     const outcome = await pipeline.run({
       operation,
       principal,
       surface: 'mcp',
-      input: { kind: 'arguments', value: request.params.arguments ?? {} },
+      input: { kind: 'arguments', value: params.arguments ?? {} },
     });
     // An unknown tool is a protocol error, as the specification says (still counted, and rate-limited, as a call),
     // worded as its example is: McpError would prefix "MCP error -32602: ", which clients prefix again.
     if (!operation && !outcome.ok && outcome.body.code === 'NOT_FOUND') {
-      throw Object.assign(new Error(`Unknown tool: ${request.params.name}`), { code: ErrorCode.InvalidParams });
+      throw Object.assign(new Error(`Unknown tool: ${params.name}`), { code: ErrorCode.InvalidParams });
     }
     if (!outcome.ok) return errorResult(outcome.body);
     const structured = Array.isArray(outcome.body) ? { items: outcome.body } : (outcome.body as Record<string, unknown>);
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
-  });
-  return server;
+  };
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra.authInfo));
+  return { server, callTool };
 }
 
 /** The requests this server answers, each with the SDK's own schema for it. */
@@ -194,6 +208,17 @@ export function invalidParams(message: JSONRPCMessage): JSONRPCErrorResponse | u
   if (!parsed || parsed.success) return undefined;
   const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message.replace('expected record', 'expected object')}`);
   return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${problems.join('; ')}` } };
+}
+
+/**
+ * A tools/call without its task metadata (`params.task`), as the specification (2025-11-25, Tasks) has a server that
+ * declares no tasks process it: normally, ignoring that metadata. The SDK's server would refuse it instead. Other
+ * messages are left as they are.
+ */
+export function withoutTask(message: JSONRPCMessage): JSONRPCMessage {
+  if (!('method' in message && message.method === 'tools/call' && message.params && 'task' in message.params)) return message;
+  const { task: _ignored, ...params } = message.params;
+  return { ...message, params };
 }
 
 function errorResult(body: { code: string; message: string }): CallToolResult {

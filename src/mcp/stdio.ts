@@ -9,7 +9,7 @@ import { loadConfig } from '../config.js';
 import { openCore } from '../core.js';
 import { createLogger } from '../logger.js';
 import { exitOnStartupFailure, orExit } from '../startup.js';
-import { createMcpServer, invalidParams } from './server.js';
+import { createMcpServer, invalidParams, withoutTask } from './server.js';
 import { newSessionId, NotificationStreams } from './subscriptions.js';
 
 const apiKey = process.env.POSTWISE_API_KEY;
@@ -25,7 +25,7 @@ const core = await openCore(config, logger).catch(exitOnStartupFailure);
 const session = newSessionId();
 const streams = new NotificationStreams(core.app.db, logger);
 let announcing = false;
-const server = createMcpServer(core.operations, core.pipeline, () => core.authenticate(apiKey), core.app.db, {
+const { server } = createMcpServer(core.operations, core.pipeline, () => core.authenticate(apiKey), core.app.db, {
   sessionOf: () => session,
   onSubscribed: async (sessionId, principal) => {
     if (announcing) return;
@@ -52,10 +52,11 @@ transport.onclose = () => void shutdown();
 process.stdin.on('end', () => void shutdown());
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void shutdown());
 await server.connect(transport);
-// Requests whose params the SDK would refuse as an internal error are answered here, as over HTTP.
+// Requests whose params the SDK would refuse as an internal error are answered here, as over HTTP; a tool call's task
+// metadata is dropped, as the HTTP transport ignores it.
 const deliver = transport.onmessage!;
 transport.onmessage = (message) => {
   const refused = invalidParams(message);
   if (refused) void transport.send(refused);
-  else deliver(message);
+  else deliver(withoutTask(message));
 };
