@@ -1,4 +1,6 @@
 import type { JobHelpers, Task } from 'graphile-worker';
+import { availableParallelism } from 'node:os';
+import pLimit from 'p-limit';
 import sharp from 'sharp';
 import type { Sharp } from 'sharp';
 import { z } from 'zod';
@@ -54,61 +56,70 @@ async function encode(image: Sharp, transparent: boolean, maxBytes = Infinity): 
   return transparent ? { encoded: encoded!, extension: 'webp', type: 'image/webp' } : { encoded: encoded!, extension: 'jpg', type: 'image/jpeg' };
 }
 
+/**
+ * Images made at once by this process: one a core. Decoding and encoding take a core each and hold the decoded image
+ * (up to hundreds of MB for a 20 MiB upload), and the worker runs WORKER_CONCURRENCY jobs at once (sized for
+ * publishes that wait on a platform), so a burst of uploads waits here rather than running hundreds at once.
+ */
+const imageWork = pLimit(availableParallelism());
+
 export function variantsTask(app: AppContext): Task {
-  return async (payload, helpers: JobHelpers) => {
-    const { mediaId } = Payload.parse(payload);
-    const { db, storage } = app;
-    const [media] = await db<{ objectKey: string; uploadId: string; variantsStatus: string }[]>`
-      SELECT object_key, upload_id, variants_status FROM media WHERE id = ${mediaId}`;
-    if (!media || media.variantsStatus !== 'pending') return;
+  return (payload, helpers: JobHelpers) => imageWork(() => makeVariants(app, payload, helpers));
+}
 
-    const made: StoredVariant[] = [];
-    const variants: Partial<Record<VariantName, StoredVariant>> = {};
+async function makeVariants(app: AppContext, payload: unknown, helpers: JobHelpers): Promise<void> {
+  const { mediaId } = Payload.parse(payload);
+  const { db, storage } = app;
+  const [media] = await db<{ objectKey: string; uploadId: string; variantsStatus: string }[]>`
+    SELECT object_key, upload_id, variants_status FROM media WHERE id = ${mediaId}`;
+  if (!media || media.variantsStatus !== 'pending') return;
+
+  const made: StoredVariant[] = [];
+  const variants: Partial<Record<VariantName, StoredVariant>> = {};
+  try {
+    const source = await storage.read(media.objectKey);
+    let decoded: Sharp;
+    let transparent: boolean;
+    let width: number;
+    let height: number;
     try {
-      const source = await storage.read(media.objectKey);
-      let decoded: Sharp;
-      let transparent: boolean;
-      let width: number;
-      let height: number;
-      try {
-        decoded = sharp(source).autoOrient(); // upright by its EXIF orientation, which the output drops
-        const metadata = await decoded.metadata();
-        transparent = metadata.hasAlpha === true;
-        ({ width, height } = metadata.autoOrient);
-      } catch (error) {
-        return await failed(`The image could not be decoded: ${(error as Error).message}`);
-      }
-      const prefix = media.objectKey.replace(/[^/]+$/, 'variants/');
-      const save = async (name: VariantName, image: Sharp, maxBytes?: number) => {
-        const { encoded, extension, type } = await encode(image, transparent, maxBytes).catch((error: unknown) => {
-          throw new UnusableImage((error as Error).message);
-        });
-        const objectKey = `${prefix}${name.replace(':', 'x')}.${extension}`;
-        await storage.put(objectKey, encoded.data, type);
-        const variant = { objectKey, width: encoded.width, height: encoded.height, sizeBytes: encoded.data.length };
-        made.push(variant);
-        variants[name] = variant;
-      };
-      for (const [name, { ratio, maxWidth }] of Object.entries(CROPS) as [Exclude<VariantName, 'source'>, (typeof CROPS)['1:1']][]) {
-        const size = cropSize(width, height, ratio, maxWidth);
-        await save(name, decoded.clone().resize({ ...size, fit: 'cover', position: sharp.strategy.attention }));
-      }
-      await save('source', decoded.clone().resize({ width: SOURCE_MAX_SIDE, height: SOURCE_MAX_SIDE, fit: 'inside', withoutEnlargement: true }), SOURCE_MAX_BYTES);
+      decoded = sharp(source).autoOrient(); // upright by its EXIF orientation, which the output drops
+      const metadata = await decoded.metadata();
+      transparent = metadata.hasAlpha === true;
+      ({ width, height } = metadata.autoOrient);
     } catch (error) {
-      await storage.delete(made.map((variant) => variant.objectKey)).catch(() => {});
-      if (error instanceof UnusableImage) return await failed(`The image could not be decoded: ${error.message}`);
-      // The store may be down for a moment: retried, and failed for good on the last attempt.
-      if (helpers.job.attempts < helpers.job.max_attempts) throw error;
-      return await failed(`The variants could not be made: ${(error as Error).message}`);
+      return await failed(`The image could not be decoded: ${(error as Error).message}`);
     }
-    const [updated] = await db`
-      UPDATE media SET variants = ${db.json(variants as never)}, variants_status = 'ready', variants_error = NULL, updated_at = now()
-      WHERE id = ${mediaId} AND variants_status = 'pending' RETURNING id`;
-    if (!updated) await storage.delete(made.map((variant) => variant.objectKey));
+    const prefix = media.objectKey.replace(/[^/]+$/, 'variants/');
+    const save = async (name: VariantName, image: Sharp, maxBytes?: number) => {
+      const { encoded, extension, type } = await encode(image, transparent, maxBytes).catch((error: unknown) => {
+        throw new UnusableImage((error as Error).message);
+      });
+      const objectKey = `${prefix}${name.replace(':', 'x')}.${extension}`;
+      await storage.put(objectKey, encoded.data, type);
+      const variant = { objectKey, width: encoded.width, height: encoded.height, sizeBytes: encoded.data.length };
+      made.push(variant);
+      variants[name] = variant;
+    };
+    for (const [name, { ratio, maxWidth }] of Object.entries(CROPS) as [Exclude<VariantName, 'source'>, (typeof CROPS)['1:1']][]) {
+      const size = cropSize(width, height, ratio, maxWidth);
+      await save(name, decoded.clone().resize({ ...size, fit: 'cover', position: sharp.strategy.attention }));
+    }
+    await save('source', decoded.clone().resize({ width: SOURCE_MAX_SIDE, height: SOURCE_MAX_SIDE, fit: 'inside', withoutEnlargement: true }), SOURCE_MAX_BYTES);
+  } catch (error) {
+    await storage.delete(made.map((variant) => variant.objectKey)).catch(() => {});
+    if (error instanceof UnusableImage) return await failed(`The image could not be decoded: ${error.message}`);
+    // The store may be down for a moment: retried, and failed for good on the last attempt.
+    if (helpers.job.attempts < helpers.job.max_attempts) throw error;
+    return await failed(`The variants could not be made: ${(error as Error).message}`);
+  }
+  const [updated] = await db`
+    UPDATE media SET variants = ${db.json(variants as never)}, variants_status = 'ready', variants_error = NULL, updated_at = now()
+    WHERE id = ${mediaId} AND variants_status = 'pending' RETURNING id`;
+  if (!updated) await storage.delete(made.map((variant) => variant.objectKey));
 
-    async function failed(reason: string) {
-      app.logger.warn('media variants failed', { mediaId, reason });
-      await db`UPDATE media SET variants_status = 'failed', variants_error = ${reason}, updated_at = now() WHERE id = ${mediaId} AND variants_status = 'pending'`;
-    }
-  };
+  async function failed(reason: string) {
+    app.logger.warn('media variants failed', { mediaId, reason });
+    await db`UPDATE media SET variants_status = 'failed', variants_error = ${reason}, updated_at = now() WHERE id = ${mediaId} AND variants_status = 'pending'`;
+  }
 }
