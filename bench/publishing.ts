@@ -282,7 +282,8 @@ function emptyJobRate(database: Database, jobs: number, config: Config): Promise
  */
 async function floorJobRate(database: Database, jobs: number, config: Config): Promise<JobRate> {
   const endpoint = fork(fileURLToPath(new URL('./loopback-child.ts', import.meta.url)), { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const sql = postgres(database.url, { max: config.workerConcurrency, onnotice: () => {}, connection: { application_name: 'postwise bench floor' } });
+  // As many connections as the service's own pool (DATABASE_POOL_SIZE), which its publish jobs share, whatever the concurrency.
+  const sql = postgres(database.url, { max: config.databasePoolSize, onnotice: () => {}, connection: { application_name: 'postwise bench floor' } });
   try {
     const [platformUrl] = (await events.once(endpoint, 'message')) as [string];
     await sql`CREATE TABLE bench_floor (n int PRIMARY KEY, status text NOT NULL, last_attempt timestamptz, published_at timestamptz, uri text)`;

@@ -91,7 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10),
     usageFlushMs: integer(env, 'USAGE_FLUSH_MS', 1000),
-    workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 50),
+    workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 200),
     workerPollIntervalMs: integer(env, 'WORKER_POLL_INTERVAL_MS', 250),
     logLevel: logLevel(env.LOG_LEVEL ?? 'info'),
     encryptionKey: env.ENCRYPTION_KEY || undefined,

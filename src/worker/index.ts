@@ -90,7 +90,14 @@ export async function installWorkerSchema(db: Database, connectionString: string
 
 function workerLogger(logger: Logger): WorkerLogger {
   return new WorkerLogger((scope) => (level, message, meta) => {
-    const write = level === 'error' ? logger.error : level === 'warning' ? logger.warn : logger.debug;
+    const write = level === 'error' ? logger.error : level === 'warning' && !poolSmallerThanConcurrency.test(message) ? logger.warn : logger.debug;
     write(message, { component: 'worker', ...scope, ...meta });
   });
 }
+
+/**
+ * graphile-worker's warning, at every start, that its pool (10) is smaller than the concurrency: it assumes each job
+ * holds one of its connections, but here the local queue fetches and completes jobs for the whole process, and the
+ * tasks query through the service's own pool (DATABASE_POOL_SIZE). Logged as debug.
+ */
+const poolSmallerThanConcurrency = /^WARNING: having maxPoolSize \(\d+\) smaller than concurrency/;
