@@ -67,8 +67,8 @@ const sessionsOverHttp: Sessions = { sessionOf: (authInfo) => authInfo?.extra?.s
 export type CallTool = (params: CallToolRequest['params'], authInfo: { extra?: Record<string, unknown> } | undefined) => Promise<CallToolResult>;
 
 /**
- * The server, and its tools/call handler on its own: the HTTP transport answers a plain tools/call (the hot path of
- * every agent) with it directly, without the SDK's per-request dispatch (src/mcp/http.ts), and the SDK serves the rest.
+ * The server, and its tools/call handler on its own: the HTTP transport answers tools/call (the hot path of every
+ * agent) with it directly, without the SDK's per-request dispatch (src/mcp/http.ts), and the SDK serves the rest.
  */
 export interface McpServer {
   server: Server;
