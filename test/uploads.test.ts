@@ -473,15 +473,21 @@ describe('media on posts', () => {
     const draft = await createPost({ scheduledAt: future(), media: [{ id: image }] }, [sky]);
     const [row] = await sql<{ uploadId: string }[]>`SELECT upload_id FROM media WHERE id = ${image!}`;
     let answer: Promise<Awaited<ReturnType<typeof rest>>> | undefined;
-    let answeredEarly = false;
+    let answered = false;
     // A transaction making the draft live, as updatePost's postAction does, still open while the delete comes.
-    await sql.begin(async (tx) => {
+    const answeredBeforeCommit = await sql.begin(async (tx) => {
       await tx`UPDATE schedules SET status = 'SCHEDULED' WHERE post_id = ${draft.json.postId}`;
       answer = rest(`/uploads/${row!.uploadId}`, { method: 'DELETE', body: {} });
-      void answer.then(() => (answeredEarly = true));
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      void answer.then(() => (answered = true));
+      await eventually(
+        async () => (await sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR SHARE OF s%'`)[0]!.n,
+        (waiting) => waiting > 0 || answered,
+        10_000,
+      );
+      // Read before the commit: once it is sent, the delete may answer before this test's process reads the commit's reply.
+      return answered;
     });
-    expect(answeredEarly).toBe(false);
+    expect(answeredBeforeCommit).toBe(false);
     const refused = await answer!;
     expect(refused.status, refused.text).toBe(409);
     expect(refused.json.message).toContain(`post ${draft.json.postId}, which has a SCHEDULED schedule`);
