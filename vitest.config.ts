@@ -10,7 +10,9 @@ export default defineConfig({
     // a worker's poll), so the pair overlaps well (the suite: 13 min one at a time, 9.5 min two at a time). Each
     // file has its own service, database and ports, so they do not meet.
     maxWorkers: 2,
-    testTimeout: 30_000,
+    // Generous: CI runs the suite on a busy two-core machine, where a test that publishes through a PDS, drives a
+    // browser or starts child processes can take several times what it takes alone. A hang still ends in a minute.
+    testTimeout: 60_000,
     hookTimeout: 90_000,
   },
 });

@@ -358,7 +358,8 @@ describe('failures and live updates', () => {
 
   test('a status change shows without a reload, and the open dialog and its focus stay', async () => {
     const page = await signedIn();
-    [created.soon] = await createPost('Going out in a moment', new Date(Date.now() + 3000).toISOString(), [sky]);
+    // Due once the dialog is open (below), not before: a slow page must not miss the Scheduled state.
+    [created.soon] = await createPost('Going out in a moment', new Date(Date.now() + 600_000).toISOString(), [sky]);
     await openCalendar(page, 'agenda', dayOf(new Date(), TZ));
     const item = entry(page, 'soon');
     await item.waitFor();
@@ -369,6 +370,8 @@ describe('failures and live updates', () => {
     const dialog = page.getByRole('dialog');
     const composer = dialog.getByRole('link', { name: 'Open in the composer' });
     await composer.waitFor();
+    const soon = await rest(`/posts/schedules/${created.soon!.scheduleId}/reschedule`, { method: 'POST', body: { scheduledAt: new Date(Date.now() + 2000).toISOString() } });
+    expect(soon.status, soon.text).toBe(200);
     // The worker publishes it at its time (and fails: no credentials); the page reads the change by itself.
     await dialog.getByRole('group', { name: 'Why it failed' }).waitFor({ timeout: 25_000 });
     expect(await dialog.innerText()).toContain('Failed');

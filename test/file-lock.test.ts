@@ -37,5 +37,6 @@ it('takes over the lock of a holder that died, and of one whose pid now belongs 
   // This process's pid, but another start time: the holder died and its pid was reused.
   await writeFile(lock, `${process.pid} 1`);
   await withFileLock(lock, async () => {});
-  expect(Date.now() - started).toBeLessThan(1000);
+  // Far below the wait for a live holder (two minutes): neither was waited for.
+  expect(Date.now() - started).toBeLessThan(10_000);
 });

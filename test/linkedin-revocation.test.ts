@@ -138,7 +138,7 @@ describe('disconnecting a LinkedIn channel', () => {
       const [row] = await sql<{ credentials: Buffer | null; tokenStatus: string }[]>`SELECT credentials, token_status FROM integrations WHERE id = ${id}`;
       expect(row).toEqual({ credentials: null, tokenStatus: 'MISSING' });
       expect(await disconnecting).toMatchObject({ id, tokenStatus: 'MISSING', connectionErrorCode: 'DISCONNECTED' });
-      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(Date.now() - started).toBeLessThan(15_000);
     } finally {
       config.platformTimeoutMs = timeoutMs;
       fake.revocationDelayMs = 0;

@@ -59,15 +59,20 @@ describe('MCP resource subscriptions', () => {
       expect((await client.listResources()).resources.map((resource) => resource.uri)).toEqual(['postwise://events']);
       expect((await client.listResourceTemplates()).resourceTemplates.map((template) => template.uriTemplate)).toEqual(['postwise://schedules/{id}']);
 
-      const watched = await dueIn('Watched over MCP', 2);
-      const unwatched = await dueIn('Not watched', 2);
+      // Due once subscribed, not before: the news of a publish that came first would be gone.
+      const watched = await dueIn('Watched over MCP', 600);
+      const unwatched = await dueIn('Not watched', 600);
       await client.subscribeResource({ uri: `postwise://schedules/${watched}` });
       await client.subscribeResource({ uri: 'postwise://events' });
+      for (const id of [watched, unwatched]) {
+        const soon = { scheduledAt: new Date(Date.now() + 2000).toISOString() };
+        expect((await call(`${service.api}/posts/schedules/${id}/reschedule`, { method: 'POST', key: ws.apiKey, body: soon })).status).toBe(200);
+      }
 
       const read = async () => JSON.parse(((await client.readResource({ uri: `postwise://schedules/${watched}` })).contents[0] as { text: string }).text);
       const published = await eventually(read, (post) => post.schedules[0].status === 'PUBLISHED', 20_000);
       expect(published.schedules[0]).toMatchObject({ id: watched, status: 'PUBLISHED', platformPostId: expect.stringMatching(/^at:\/\//) });
-      await eventually(async () => updated, (uris) => uris.includes(`postwise://schedules/${watched}`) && uris.includes('postwise://events'), 5000);
+      await eventually(async () => updated, (uris) => uris.includes(`postwise://schedules/${watched}`) && uris.includes('postwise://events'), 20_000);
       expect(updated).toContain(`postwise://schedules/${watched}`);
       expect(updated).toContain('postwise://events');
       expect(updated).not.toContain(`postwise://schedules/${unwatched}`);

@@ -123,7 +123,9 @@ describe('a worker process stopped mid-publish', () => {
     const texts = ['Queued first', 'Queued second', 'Queued third'];
     const ids: string[] = [];
     for (const text of texts) ids.push(await publishNow(text));
-    const child = await worker('never-answer', { WORKER_CONCURRENCY: '1', PUBLISH_STALE_MS: String(RECOVERY.publishStaleMs) });
+    // Its local queue gives a job back after PUBLISH_STALE_MS: a minute, so that the second job is still held when the
+    // kill comes however slowly this machine starts the first publish (the recovering worker has its own, short one).
+    const child = await worker('never-answer', { WORKER_CONCURRENCY: '1', PUBLISH_STALE_MS: '60000' });
     await waitFor(child, /FAULT createRecord held/);
     const locked = async () =>
       (await sql<{ key: string }[]>`SELECT key FROM graphile_worker.jobs WHERE key = ANY(${ids.map((id) => `publish-schedule:${id}`)}) AND locked_at IS NOT NULL`).length;

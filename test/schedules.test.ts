@@ -236,9 +236,10 @@ describe('the state machine', () => {
     const refused = await rest(`/posts/schedules/${part1!.id}/reschedule`, { method: 'POST', body: { scheduledAt: future(70) } });
     expect(refused.status).toBe(400);
     expect(refused.json.message).toMatch(new RegExp(root!.id));
-    expect((await rest(`/posts/schedules/${root!.id}/reschedule`, { method: 'POST', body: { scheduledAt: future(70) } })).status).toBe(200);
+    const movedTo = future(70);
+    expect((await rest(`/posts/schedules/${root!.id}/reschedule`, { method: 'POST', body: { scheduledAt: movedTo } })).status).toBe(200);
     const times = await sql<{ at: Date }[]>`SELECT DISTINCT scheduled_at AS at FROM schedules WHERE post_id = ${root!.postId}`;
-    expect(times.map((row) => row.at.toISOString())).toEqual([future(70).slice(0, 16) + times[0]!.at.toISOString().slice(16)]);
+    expect(times.map((row) => row.at.toISOString())).toEqual([movedTo]);
     expect(await job(part1!.id)).toBeUndefined();
 
     await force(root!.id, 'PUBLISHED');

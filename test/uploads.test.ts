@@ -480,7 +480,7 @@ describe('media on posts', () => {
       answer = rest(`/uploads/${row!.uploadId}`, { method: 'DELETE', body: {} });
       void answer.then(() => (answered = true));
       await eventually(
-        async () => (await sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR SHARE OF s%'`)[0]!.n,
+        async () => (await sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR SHARE OF s%'`)[0]!.n,
         (waiting) => waiting > 0 || answered,
         10_000,
       );
@@ -602,7 +602,7 @@ describe('complete and delete at the same moment', () => {
       await tx`SELECT 1 FROM uploads WHERE id = ${uploadId} FOR UPDATE`;
       completing = call(`${single.api}/uploads/complete`, { method: 'POST', key: workspace.apiKey, body: { uploadId, checksum: sha256(bytes) } });
       await eventually(
-        async () => (await db`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM uploads%FOR UPDATE%'`)[0]!.n,
+        async () => (await db`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FROM uploads%FOR UPDATE%'`)[0]!.n,
         (waiting) => waiting > 0,
         10_000,
       );
