@@ -12,6 +12,7 @@ import { Pipeline, type Outcome } from './registry/pipeline.js';
 import { RateLimiter } from './registry/rate-limit.js';
 import { loadEncryptionKey, secretsFrom, type Secrets } from './secrets.js';
 import { openStorage, type Storage } from './storage/index.js';
+import { makeRenders } from './render-cache.js';
 import { UsageRecorder } from './usage.js';
 import { installWorkerSchema } from './worker/index.js';
 
@@ -63,7 +64,7 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
     await database.stop();
     throw error;
   }
-  const app: AppContext = { config, db, logger, secrets, storage, publicUrl: config.publicUrl ?? `http://${config.host}:${config.port}` };
+  const app: AppContext = { config, db, logger, secrets, storage, renders: makeRenders(), publicUrl: config.publicUrl ?? `http://${config.host}:${config.port}` };
   const usage = new UsageRecorder(db, logger, config.usageFlushMs);
   const limiter = new RateLimiter(db, logger);
   const pipeline = new Pipeline(app, usage, limiter);

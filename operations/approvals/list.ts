@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { cursor, encodeCursor, itemList, limit, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { loadPosts, Post } from '../posts/post.js';
+import { readPosts, Post } from '../posts/post.js';
 
 export default defineOperation({
   id: 'listApprovals',
@@ -21,7 +21,7 @@ export default defineOperation({
   },
   output: itemList(Post),
   errors: ['VALIDATION_ERROR'],
-  async handler({ status, limit, cursor }, { db, storage, auth }) {
+  async handler({ status, limit, cursor }, { db, storage, renders, auth }) {
     const after = cursor ? db`AND (approval_requested_at, id) > (${cursor[0]}::timestamptz, ${cursor[1]}::uuid)` : db``;
     const rows = await db<{ id: string; requestedAtKey: string }[]>`
       SELECT id, approval_requested_at::text AS requested_at_key FROM posts
@@ -30,7 +30,7 @@ export default defineOperation({
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
-      items: await loadPosts(db, storage, auth.workspaceId, page.map((row) => row.id)),
+      items: await readPosts({ db, storage, renders }, auth.workspaceId, page.map((row) => row.id)),
       nextCursor: rows.length > limit && last ? encodeCursor([last.requestedAtKey, last.id]) : null,
     };
   },

@@ -1,3 +1,4 @@
+import type { PendingQuery, Row } from 'postgres';
 import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import type { AttachedImage } from '../../src/platforms/index.js';
@@ -66,6 +67,14 @@ export async function setAttachments(tx: Sql, workspaceId: string, postId: strin
     media.map((item, order) => ({ postId, organizationId: workspaceId, mediaId: item.id, order, altText: item.altText ?? null })),
   )}`;
 }
+
+/**
+ * The part of a render's fingerprint (src/render-cache.ts) that covers the attachments of post `postId` and their
+ * media: what loadAttachments reads.
+ */
+export const attachmentsFingerprint = (db: Sql, postId: PendingQuery<Row[]>) => db`(
+  SELECT string_agg(concat(a.id, ':', a.xmin, ':', m.xmin), ',' ORDER BY a.id)
+  FROM attachments a JOIN media m ON m.id = a.media_id WHERE a.post_id = ${postId})`;
 
 /** The attachments of `postIds` as the API shows them, by post, in order. */
 export async function loadAttachments(db: Sql, storage: Storage, workspaceId: string, postIds: string[]): Promise<Map<string, z.input<typeof Attachment>[]>> {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { loadPosts, Post } from './post.js';
+import { readPosts, Post } from './post.js';
 
 export default defineOperation({
   id: 'getPost',
@@ -17,8 +17,8 @@ export default defineOperation({
   input: { path: z.object({ id: idOf('post') }) },
   output: Post,
   errors: ['NOT_FOUND'],
-  async handler({ id }, { db, storage, auth, fail }) {
-    const [post] = await loadPosts(db, storage, auth.workspaceId, [id]);
+  async handler({ id }, { db, storage, renders, auth, fail }) {
+    const [post] = await readPosts({ db, storage, renders }, auth.workspaceId, [id]);
     return post ?? fail('NOT_FOUND', NOT_FOUND_MESSAGE);
   },
 });

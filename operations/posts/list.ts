@@ -5,7 +5,7 @@ import { text, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { platform } from '../integrations/integration.js';
 import { PLATFORMS } from '../../src/platforms/index.js';
-import { loadPosts, Post, SCHEDULE_STATUSES, scheduleStatus } from './post.js';
+import { postFingerprint, readPosts, Post, SCHEDULE_STATUSES, scheduleStatus } from './post.js';
 import { dateOrTime, instantOf, workspaceZone } from '../workspace/time.js';
 
 /** Below this many posts, a workspace's search reads its own posts rather than the trigram index. */
@@ -78,7 +78,7 @@ export default defineOperation({
       hasPreviousPage: z.boolean(),
     }),
   }),
-  async handler({ page, limit, status, search, platform, dateFrom, dateTo, tagIds }, { db, storage, auth }) {
+  async handler({ page, limit, status, search, platform, dateFrom, dateTo, tagIds }, { db, storage, renders, auth }) {
     const zone = workspaceZone(db, auth.workspaceId);
     const dated = Boolean(dateFrom || dateTo);
     // Without dates, `status` and `platform` are facts of the post as a whole: its facets (migrations/015_post_facets.sql).
@@ -176,11 +176,18 @@ export default defineOperation({
                 LIMIT greatest(0, least(${limit}, total - ${offset})) OFFSET greatest(0, total - ${offset} - ${limit}))
             END AS ids
           FROM counted`;
-    const [counted] = await (sources > 0 ? plannedForItsValues(pageOfIds) : pageOfIds);
+    // With the page's fingerprints, so that the posts unchanged since this process rendered them are served again.
+    const pageWithFingerprints = db<{ total: number; ids: string[]; fromOldest: boolean; fingerprints: string }[]>`
+      SELECT page.total, page.from_oldest, page.ids, (
+        SELECT coalesce(json_object_agg(p.id, ${postFingerprint(db)}), '{}')::text
+        FROM posts p LEFT JOIN users u ON u.id = p.user_id WHERE p.id = ANY(page.ids)) AS fingerprints
+      FROM (${pageOfIds}) page`;
+    const [counted] = await (sources > 0 ? plannedForItsValues(pageWithFingerprints) : pageWithFingerprints);
     const { total: found, ids, fromOldest } = counted!;
+    const fingerprints = Object.entries(JSON.parse(counted!.fingerprints) as Record<string, string>).map(([id, fingerprint]) => ({ id, fingerprint }));
     const totalPages = Math.ceil(found / limit);
     return {
-      items: await loadPosts(db, storage, auth.workspaceId, fromOldest ? ids.reverse() : ids),
+      items: await readPosts({ db, storage, renders }, auth.workspaceId, fromOldest ? ids.reverse() : ids, fingerprints),
       pageInfo: { page, limit, total: found, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 },
     };
   },

@@ -5,7 +5,8 @@ import { timestamp, uuid } from '../../src/registry/fields.js';
 import { platform, tokenStatus } from '../integrations/integration.js';
 import { Media } from '../media/media.js';
 import type { Storage } from '../../src/storage/index.js';
-import { loadAttachments } from './attachments.js';
+import type { AppContext } from '../../src/registry/context.js';
+import { attachmentsFingerprint, loadAttachments } from './attachments.js';
 
 export const SCHEDULE_STATUSES = ['DRAFT', 'SCHEDULED', 'PUBLISHING', 'PUBLISHED', 'FAILED'] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
@@ -145,10 +146,48 @@ export const postScheduleColumns = (db: Sql, mediaUrls?: PendingQuery<Row[]>) =>
  * the client's camelCase transform would rewrite the keys of free-form JSON such as `settings`), their tags, and
  * their attachments with media URLs made by `storage`. Each is a plain read by ids, whose plan Postgres makes once and
  * keeps; a single statement nesting them all was planned anew on every run, and planning it cost as much as running
- * it (docs/benchmarks.md).
+ * it (docs/benchmarks.md). Renders afresh, as a transaction's reads must (the events a write records); a read outside
+ * one takes readPosts.
  */
 export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, ids: string[]): Promise<PostOutput[]> {
+  const rendered = await renderPosts(db, storage, workspaceId, ids);
+  return ids.flatMap((id) => rendered.get(id) ?? []);
+}
+
+/**
+ * The fingerprint (src/render-cache.ts) of a post `p` with its author `u`: every row its render reads, the post and
+ * its author, its schedules and their channels, its tags, its attachments and their media.
+ */
+export const postFingerprint = (db: Sql) => db`md5(concat_ws('|', p.xmin, u.xmin,
+  (SELECT string_agg(concat(s.id, ':', s.xmin, ':', i.xmin), ',' ORDER BY s.id)
+    FROM schedules s JOIN integrations i ON i.id = s.integration_id WHERE s.post_id = p.id),
+  (SELECT string_agg(concat(pt.tag_id, ':', pt.xmin, ':', t.xmin), ',' ORDER BY pt.tag_id)
+    FROM post_tags pt JOIN tags t ON t.id = pt.tag_id WHERE pt.post_id = p.id),
+  ${attachmentsFingerprint(db, db`p.id`)}))`;
+
+/**
+ * The posts `ids` as loadPosts makes them, for a read outside any transaction: a post whose rows are unchanged since
+ * this process last rendered it is served from `renders`. `fingerprints`: the posts' as the caller read them with
+ * their ids (postFingerprint), or else read here.
+ */
+export async function readPosts(
+  { db, storage, renders }: Pick<AppContext, 'db' | 'storage' | 'renders'>,
+  workspaceId: string,
+  ids: string[],
+  fingerprints?: { id: string; fingerprint: string }[],
+): Promise<PostOutput[]> {
   if (ids.length === 0) return [];
+  const current =
+    fingerprints ??
+    (await db<{ id: string; fingerprint: string }[]>`
+      SELECT p.id, ${postFingerprint(db)} AS fingerprint FROM posts p LEFT JOIN users u ON u.id = p.user_id
+      WHERE p.id = ANY(${ids}::uuid[]) AND p.organization_id = ${workspaceId}`);
+  const rendered = await renders.posts.read(current, (stale) => renderPosts(db, storage, workspaceId, stale));
+  return ids.flatMap((id) => rendered.get(id) ?? []);
+}
+
+async function renderPosts(db: Sql, storage: Storage, workspaceId: string, ids: string[]): Promise<Map<string, PostOutput>> {
+  if (ids.length === 0) return new Map();
   const [posts, schedules, tags, attachments] = await Promise.all([
     db<{ post: string }[]>`
       SELECT row_to_json(api)::text AS post
@@ -196,5 +235,5 @@ export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, 
     if (schedule.threadOrder === 0) schedule.attachmentMediaUrls = loaded.mediaUrls;
     loaded.post.schedules.push(schedule);
   }
-  return ids.flatMap((id) => byId.get(id)?.post ?? []);
+  return new Map([...byId].map(([id, { post }]) => [id, post]));
 }

@@ -2,10 +2,11 @@ import { z } from 'zod';
 import type { PendingQuery, Row } from 'postgres';
 import type { Sql } from '../../src/db/index.js';
 import type { Storage } from '../../src/storage/index.js';
+import type { AppContext } from '../../src/registry/context.js';
 import { timestamp, uuid } from '../../src/registry/fields.js';
 import { platform } from '../integrations/integration.js';
 import { Schedule, scheduleColumns, type Attachment } from '../posts/post.js';
-import { loadAttachments } from '../posts/attachments.js';
+import { attachmentsFingerprint, loadAttachments } from '../posts/attachments.js';
 
 /** The post as the calendar shows it beside each schedule. */
 export const CalendarPost = z.object({
@@ -36,21 +37,26 @@ const cursorOf = (row: { id: string; cursorAt: string }) => ({ scheduledAt: row.
  * A page of schedules as the calendar shows them, with their channel and post; `where` and `order` are fragments over
  * `s` (schedules), and over `i` (their channels) when `byChannel`.
  *
- * The page's ids first, in a statement planned for its values (which rows a filter or a cursor matches decides the
- * plan); then, sent at once, their JSON and their posts' attachments (loadAttachments, as a post's), by ids: plans that
- * depend on no value, which Postgres makes once and keeps. As one statement the whole was planned again on every call (the generic plan's estimate looked
- * costlier), and the media, two subqueries a schedule, cost as much as the rest of the run (docs/benchmarks.md). A
- * schedule deleted in between is left out of the page; one changed in between is shown as it is now.
+ * The page's ids and their fingerprints first, in a statement planned for its values (which rows a filter or a cursor
+ * matches decides the plan); then the schedules this process has not rendered since their rows last changed
+ * (renderCalendar), by ids:
+ * plans that depend on no value, which Postgres makes once and keeps. As one statement the whole was planned again on
+ * every call (the generic plan's estimate looked costlier), and the media, two subqueries a schedule, cost as much as
+ * the rest of the run (docs/benchmarks.md). A schedule deleted in between is left out of the page; one changed in
+ * between is shown as it is now.
  */
 export async function selectCalendar(
-  db: Sql,
-  storage: Storage,
+  { db, storage, renders }: Pick<AppContext, 'db' | 'storage' | 'renders'>,
   workspaceId: string,
   { where, order, byChannel }: { where: PendingQuery<Row[]>; order: PendingQuery<Row[]>; byChannel: boolean },
   limit: number,
 ): Promise<{ schedules: z.input<typeof CalendarSchedule>[]; nextCursor: z.infer<typeof CalendarCursor> | null }> {
-  const page = await db<{ id: string; postId: string; cursorAt: string }[]>`
-    SELECT s.id, s.post_id, to_char(s.scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
+  // With each its fingerprint (src/render-cache.ts): every row its render reads, the schedule, its channel, its post,
+  // and the post's attachments and their media. Computed for the page's rows only, after the limit.
+  const page = await db<{ id: string; postId: string; cursorAt: string; fingerprint: string }[]>`
+    SELECT s.id, s.post_id, to_char(s.scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at,
+      (SELECT md5(concat_ws('|', s.xmin, i.xmin, p.xmin, ${attachmentsFingerprint(db, db`s.post_id`)}))
+        FROM integrations i, posts p WHERE i.id = s.integration_id AND p.id = s.post_id) AS fingerprint
     FROM schedules s ${byChannel ? db`JOIN integrations i ON i.id = s.integration_id` : db``}
     WHERE s.organization_id = ${workspaceId} AND ${where}
     ORDER BY ${order}
@@ -58,7 +64,25 @@ export async function selectCalendar(
   const shown = page.slice(0, limit);
   // From the page's last id, whether or not it is still there to show.
   const nextCursor = page.length > limit ? cursorOf(shown.at(-1)!) : null;
-  if (shown.length === 0) return { schedules: [], nextCursor };
+  // The schedules unchanged since this process rendered them are served again.
+  const rendered = await renders.calendar.read(shown, (stale) => {
+    const postIds = new Set(shown.filter((row) => stale.includes(row.id)).map((row) => row.postId));
+    return renderCalendar(db, storage, workspaceId, stale, [...postIds]);
+  });
+  return { schedules: shown.flatMap(({ id }) => rendered.get(id) ?? []), nextCursor };
+}
+
+/**
+ * The schedules `ids` as the calendar shows them, with their channel and post, by id: their JSON and their posts'
+ * (`postIds`) attachments, sent at once.
+ */
+async function renderCalendar(
+  db: Sql,
+  storage: Storage,
+  workspaceId: string,
+  ids: string[],
+  postIds: string[],
+): Promise<Map<string, z.input<typeof CalendarSchedule>>> {
   const [loaded, attachments] = await Promise.all([
     db<{ schedule: string }[]>`
       SELECT row_to_json(api)::text AS schedule
@@ -71,23 +95,17 @@ export async function selectCalendar(
           json_build_object('id', p.id, 'content', p.content, 'createdAt', api_time(p.created_at),
             'attachmentCount', 0, 'thumbnail', NULL) AS "post"
       ) api
-      WHERE s.id = ANY(${shown.map((row) => row.id)}::uuid[]) AND s.organization_id = ${workspaceId}`,
-    loadAttachments(db, storage, workspaceId, [...new Set(shown.map((row) => row.postId))]),
+      WHERE s.id = ANY(${ids}::uuid[]) AND s.organization_id = ${workspaceId}`,
+    loadAttachments(db, storage, workspaceId, postIds),
   ]);
-  const byId = new Map(loaded.map(({ schedule: text }) => {
-    const schedule = JSON.parse(text) as z.input<typeof CalendarSchedule>;
-    return [schedule.id, schedule];
-  }));
-  const schedules = shown.flatMap(({ id }) => {
-    const schedule = byId.get(id);
-    if (!schedule) return [];
+  const schedules = loaded.map(({ schedule }) => JSON.parse(schedule) as z.input<typeof CalendarSchedule>);
+  for (const schedule of schedules) {
     const ofPost = attachments.get(schedule.postId) ?? [];
     // The thread's first schedule publishes the post's media; thread parts carry none.
     if (schedule.threadOrder === 0) schedule.attachmentMediaUrls = ofPost.map((attachment) => attachment.media!.url);
     Object.assign(schedule.post, mediaSummary(ofPost));
-    return [schedule];
-  });
-  return { schedules, nextCursor };
+  }
+  return new Map(schedules.map((schedule) => [schedule.id, schedule]));
 }
 
 /**

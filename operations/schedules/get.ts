@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { idOf, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { loadPosts, Post, PostSchedule } from '../posts/post.js';
+import { readPosts, Post, PostSchedule } from '../posts/post.js';
 import { CalendarPost, mediaSummary } from './calendar.js';
 
 export default defineOperation({
@@ -18,8 +18,8 @@ export default defineOperation({
   input: { path: z.object({ id: idOf('schedule') }), query: z.object({ postId: uuid.meta({ description: 'The post the schedule belongs to.' }) }) },
   output: Post.extend({ schedules: z.array(PostSchedule.extend({ post: CalendarPost })).length(1) }).meta({ id: 'PostWithSchedule' }),
   errors: ['NOT_FOUND'],
-  async handler({ id, postId }, { db, storage, auth, fail }) {
-    const [post] = await loadPosts(db, storage, auth.workspaceId, [postId]);
+  async handler({ id, postId }, { db, storage, renders, auth, fail }) {
+    const [post] = await readPosts({ db, storage, renders }, auth.workspaceId, [postId]);
     const schedule = post?.schedules.find((candidate) => candidate.id === id);
     if (!post || !schedule) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
     const summary = { id: post.id, content: post.content, createdAt: post.createdAt, ...mediaSummary(post.attachments) };

@@ -63,7 +63,7 @@ export default defineOperation({
     nextCursor: CalendarCursor.nullable().meta({ description: 'Where the next page starts; null on the last page.' }),
     hasMore: z.boolean(),
   }),
-  async handler(query, { db, storage, auth }) {
+  async handler(query, { db, storage, renders, auth }) {
     const { start, end } = windowOf(db, query, workspaceZone(db, auth.workspaceId));
     const forward = query.direction === 'forward';
     const conditions = [
@@ -80,7 +80,7 @@ export default defineOperation({
     ].filter((condition) => condition !== undefined);
     const where = conditions.reduce((all, condition) => db`${all} AND ${condition}`);
     const order = forward ? db`s.scheduled_at, s.id` : db`s.scheduled_at DESC, s.id DESC`;
-    const { schedules, nextCursor } = await selectCalendar(db, storage, auth.workspaceId, { where, order, byChannel: query.platforms !== undefined }, query.limit);
+    const { schedules, nextCursor } = await selectCalendar({ db, storage, renders }, auth.workspaceId, { where, order, byChannel: query.platforms !== undefined }, query.limit);
     return { schedules, nextCursor, hasMore: nextCursor !== null };
   },
 });

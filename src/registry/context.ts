@@ -3,6 +3,7 @@ import type { Database } from '../db/index.js';
 import type { Logger } from '../logger.js';
 import type { Secrets } from '../secrets.js';
 import type { Storage } from '../storage/index.js';
+import type { Renders } from '../render-cache.js';
 import type { ErrorCode } from './errors.js';
 
 /** Who is calling. Visibility decides what an API key reaches; later principals (sessions) are added here. */
@@ -21,6 +22,8 @@ export interface AppContext {
   secrets: Secrets;
   /** The object store of uploads and their variants. */
   storage: Storage;
+  /** What the lists rendered lately, served again while their rows are unchanged (src/render-cache.ts). */
+  renders: Renders;
   /** PUBLIC_URL, or once this process listens, the address it listens on. */
   publicUrl: string;
   /**
