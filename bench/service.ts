@@ -35,7 +35,7 @@ export async function startService(): Promise<RunningService> {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', MEDIA_FETCH_ALLOW_HOSTS: '127.0.0.1', ...(dataDir && { DATA_DIR: dataDir }) };
   // BENCH_CPU_PROF=DIR: the service writes a V8 CPU profile there when it stops (summarise it with bench/profile-top.ts).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...profile, ...(process.env.BENCH_SERVICE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'src/main.ts'], {
     cwd: projectRoot,
     env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
     // A group of its own, so one signal reaches tsx, node and Postgres, and Ctrl-C on the bench does not.
