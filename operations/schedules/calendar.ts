@@ -39,11 +39,10 @@ const cursorOf = (row: { id: string; cursorAt: string }) => ({ scheduledAt: row.
  *
  * The page's ids and their fingerprints first, in a statement planned for its values (which rows a filter or a cursor
  * matches decides the plan); then the schedules this process has not rendered since their rows last changed
- * (renderCalendar), by ids:
- * plans that depend on no value, which Postgres makes once and keeps. As one statement the whole was planned again on
- * every call (the generic plan's estimate looked costlier), and the media, two subqueries a schedule, cost as much as
- * the rest of the run (docs/benchmarks.md). A schedule deleted in between is left out of the page; one changed in
- * between is shown as it is now.
+ * (renderCalendar), by ids: plans that depend on no value, which Postgres makes once and keeps. As one statement the
+ * whole was planned again on every call (the generic plan's estimate looked costlier), and the media, two subqueries a
+ * schedule, cost as much as the rest of the run (docs/benchmarks.md). A schedule deleted in between is left out of the
+ * page; one changed in between is shown as it is now.
  */
 export async function selectCalendar(
   { db, storage, renders }: Pick<AppContext, 'db' | 'storage' | 'renders'>,
