@@ -5,7 +5,7 @@ import { text, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { platform } from '../integrations/integration.js';
 import { PLATFORMS } from '../../src/platforms/index.js';
-import { postFingerprint, readPosts, Post, SCHEDULE_STATUSES, scheduleStatus } from './post.js';
+import { postFingerprints, readPosts, Post, SCHEDULE_STATUSES, scheduleStatus } from './post.js';
 import { dateOrTime, instantOf, workspaceZone } from '../workspace/time.js';
 
 /** Below this many posts, a workspace's search reads its own posts rather than the trigram index. */
@@ -178,13 +178,10 @@ export default defineOperation({
           FROM counted`;
     // With the page's fingerprints, so that the posts unchanged since this process rendered them are served again.
     const pageWithFingerprints = db<{ total: number; ids: string[]; fromOldest: boolean; fingerprints: string }[]>`
-      SELECT page.total, page.from_oldest, page.ids, (
-        SELECT coalesce(json_object_agg(p.id, ${postFingerprint(db)}), '{}')::text
-        FROM posts p LEFT JOIN users u ON u.id = p.user_id WHERE p.id = ANY(page.ids)) AS fingerprints
+      SELECT page.total, page.from_oldest, page.ids, ${postFingerprints(db, auth.workspaceId, db`page.ids`)} AS fingerprints
       FROM (${pageOfIds}) page`;
     const [counted] = await (sources > 0 ? plannedForItsValues(pageWithFingerprints) : pageWithFingerprints);
-    const { total: found, ids, fromOldest } = counted!;
-    const fingerprints = Object.entries(JSON.parse(counted!.fingerprints) as Record<string, string>).map(([id, fingerprint]) => ({ id, fingerprint }));
+    const { total: found, ids, fromOldest, fingerprints } = counted!;
     const totalPages = Math.ceil(found / limit);
     return {
       items: await readPosts({ db, storage, renders }, auth.workspaceId, fromOldest ? ids.reverse() : ids, fingerprints),

@@ -155,33 +155,37 @@ export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, 
 }
 
 /**
- * The fingerprint (src/render-cache.ts) of a post `p` with its author `u`: every row its render reads, the post and
- * its author, its schedules and their channels, its tags, its attachments and their media.
+ * The fingerprints (src/render-cache.ts) of the workspace's posts among `ids` (an array), as JSON text: an object of
+ * fingerprints by post id. Each covers every row its render reads: the post and its author, its schedules and their
+ * channels, its tags, its attachments and their media. Scoped to the workspace, so that a post kept for one workspace
+ * is never served to another.
  */
-export const postFingerprint = (db: Sql) => db`md5(concat_ws('|', p.xmin, u.xmin,
-  (SELECT string_agg(concat(s.id, ':', s.xmin, ':', i.xmin), ',' ORDER BY s.id)
-    FROM schedules s JOIN integrations i ON i.id = s.integration_id WHERE s.post_id = p.id),
-  (SELECT string_agg(concat(pt.tag_id, ':', pt.xmin, ':', t.xmin), ',' ORDER BY pt.tag_id)
-    FROM post_tags pt JOIN tags t ON t.id = pt.tag_id WHERE pt.post_id = p.id),
-  ${attachmentsFingerprint(db, db`p.id`)}))`;
+export const postFingerprints = (db: Sql, workspaceId: string, ids: PendingQuery<Row[]>) => db`(
+  SELECT coalesce(json_object_agg(p.id, md5(concat_ws('|', p.xmin, u.xmin,
+    (SELECT string_agg(concat(s.id, ':', s.xmin, ':', i.xmin), ',' ORDER BY s.id)
+      FROM schedules s JOIN integrations i ON i.id = s.integration_id WHERE s.post_id = p.id),
+    (SELECT string_agg(concat(pt.tag_id, ':', pt.xmin, ':', t.xmin), ',' ORDER BY pt.tag_id)
+      FROM post_tags pt JOIN tags t ON t.id = pt.tag_id WHERE pt.post_id = p.id),
+    ${attachmentsFingerprint(db, db`p.id`)}))), '{}')::text
+  FROM posts p LEFT JOIN users u ON u.id = p.user_id
+  WHERE p.id = ANY(${ids}) AND p.organization_id = ${workspaceId})`;
 
 /**
  * The posts `ids` as loadPosts makes them, for a read outside any transaction: a post whose rows are unchanged since
- * this process last rendered it is served from `renders`. `fingerprints`: the posts' as the caller read them with
- * their ids (postFingerprint), or else read here.
+ * this process last rendered it is served from `renders`. `fingerprints`: postFingerprints as the caller read them
+ * with its ids, or else read here.
  */
 export async function readPosts(
   { db, storage, renders }: Pick<AppContext, 'db' | 'storage' | 'renders'>,
   workspaceId: string,
   ids: string[],
-  fingerprints?: { id: string; fingerprint: string }[],
+  fingerprints?: string,
 ): Promise<PostOutput[]> {
   if (ids.length === 0) return [];
-  const current =
+  const text =
     fingerprints ??
-    (await db<{ id: string; fingerprint: string }[]>`
-      SELECT p.id, ${postFingerprint(db)} AS fingerprint FROM posts p LEFT JOIN users u ON u.id = p.user_id
-      WHERE p.id = ANY(${ids}::uuid[]) AND p.organization_id = ${workspaceId}`);
+    (await db<{ fingerprints: string }[]>`SELECT ${postFingerprints(db, workspaceId, db`${ids}::uuid[]`)} AS fingerprints`)[0]!.fingerprints;
+  const current = Object.entries(JSON.parse(text) as Record<string, string>).map(([id, fingerprint]) => ({ id, fingerprint }));
   const rendered = await renders.posts.read(current, (stale) => renderPosts(db, storage, workspaceId, stale));
   return ids.flatMap((id) => rendered.get(id) ?? []);
 }
