@@ -129,6 +129,16 @@ describe('a page read again after a change shows the change', () => {
     expect((await everyReadShowsFresh()).attachments[0].altText).toBe('Described by hand');
   });
 
+  it('a post kept for its workspace is never served to another', async () => {
+    const expected = await everyReadShowsFresh();
+    const other = await service.workspace({ plan: 'business' });
+    const asOther = (path: string) => call(`${service.api}${path}`, { key: other.apiKey });
+    expect((await asOther(`/posts/${postId}`)).status).toBe(404);
+    expect((await asOther(`/schedules/${expected.schedules[0].id}?postId=${postId}`)).status).toBe(404);
+    expect((await asOther('/posts?limit=10')).json.items).toEqual([]);
+    expect((await asOther('/schedules?view=agenda&startDate=2030-01-01T00:00:00Z&limit=100')).json.schedules).toEqual([]);
+  });
+
   it('a row written twice in one transaction, and the post deleted: neither shown stale', async () => {
     await everyReadShowsFresh();
     await sql.begin(async (tx) => {
