@@ -50,6 +50,20 @@ describe('tags', () => {
     });
   });
 
+  it('GET /tags/{id} answers its bytes with their exact length, in UTF-8, and HEAD the same headers with no body', async () => {
+    const path = `${service.api}/tags/${tags[5]!.id}`;
+    const got = await fetch(path, { headers: { 'x-api-key': ws.apiKey } });
+    const bytes = Buffer.from(await got.arrayBuffer());
+    expect(got.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(Number(got.headers.get('content-length'))).toBe(bytes.length);
+    expect(JSON.parse(bytes.toString('utf8')).name).toBe('Été');
+    const head = await fetch(path, { method: 'HEAD', headers: { 'x-api-key': ws.apiKey } });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(head.headers.get('content-length')).toBe(String(bytes.length));
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+  });
+
   it('GET /tags pages through every tag once, in slug order, with nextCursor null at the end', async () => {
     const seen: string[] = [];
     let cursor: string | null = null;

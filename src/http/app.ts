@@ -10,6 +10,7 @@ import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE, statusOf, type ErrorCode } from '.
 import type { Operation } from '../registry/operation.js';
 import type { Outcome, Pipeline } from '../registry/pipeline.js';
 import type { Surface } from '../usage.js';
+import { sendJson } from './json.js';
 import { retryAfterSeconds, setRateLimitHeaders } from './rate-limit-headers.js';
 
 export interface HttpDependencies {
@@ -164,11 +165,11 @@ export function answerClientErrors(server: Server) {
 function send(res: Response, outcome: Outcome) {
   setRateLimitHeaders(res, outcome.rateLimit);
   if (outcome.rateLimit && !outcome.ok && outcome.body.code === 'RATE_LIMITED') res.set('Retry-After', retryAfterSeconds(outcome.rateLimit));
-  res.status(outcome.status).json(outcome.body);
+  sendJson(res, outcome.status, outcome.body);
 }
 
 function sendError(res: Response, code: ErrorCode, message: string) {
-  res.status(statusOf(code)).json({ code, message });
+  sendJson(res, statusOf(code), { code, message });
 }
 
 class Refusal extends Error {

@@ -14,6 +14,7 @@ import {
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import type { Request, RequestHandler, Response } from 'express';
 import ipaddr from 'ipaddr.js';
+import { sendJsonText } from '../http/json.js';
 import { setRateLimitHeaders } from '../http/rate-limit-headers.js';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
@@ -262,7 +263,7 @@ export async function connectMcpOverHttp(
     if (res.destroyed) return;
     setRateLimitHeaders(res, rateLimitOf(principal));
     if (answers.length === 0) return res.status(202).end();
-    return res.type('application/json').send(batch ? `[${answers.map(answerText).join(',')}]` : answerText(answers[0]!));
+    sendJsonText(res, 200, batch ? `[${answers.map(answerText).join(',')}]` : answerText(answers[0]!));
   };
   return { post, stream, end, close: () => streams.closeAll() };
 }
