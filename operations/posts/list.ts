@@ -5,7 +5,7 @@ import { text, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { platform } from '../integrations/integration.js';
 import { PLATFORMS } from '../../src/platforms/index.js';
-import { postFingerprints, readPosts, Post, SCHEDULE_STATUSES, scheduleStatus } from './post.js';
+import { readPosts, Post, SCHEDULE_STATUSES, scheduleStatus } from './post.js';
 import { dateOrTime, instantOf, workspaceZone } from '../workspace/time.js';
 
 /** Below this many posts, a workspace's search reads its own posts rather than the trigram index. */
@@ -176,15 +176,11 @@ export default defineOperation({
                 LIMIT greatest(0, least(${limit}, total - ${offset})) OFFSET greatest(0, total - ${offset} - ${limit}))
             END AS ids
           FROM counted`;
-    // With the page's fingerprints, so that the posts unchanged since this process rendered them are served again.
-    const pageWithFingerprints = db<{ total: number; ids: string[]; fromOldest: boolean; fingerprints: string }[]>`
-      SELECT page.total, page.from_oldest, page.ids, ${postFingerprints(db, auth.workspaceId, db`page.ids`)} AS fingerprints
-      FROM (${pageOfIds}) page`;
-    const [counted] = await (sources > 0 ? plannedForItsValues(pageWithFingerprints) : pageWithFingerprints);
-    const { total: found, ids, fromOldest, fingerprints } = counted!;
+    const [counted] = await (sources > 0 ? plannedForItsValues(pageOfIds) : pageOfIds);
+    const { total: found, ids, fromOldest } = counted!;
     const totalPages = Math.ceil(found / limit);
     return {
-      items: await readPosts({ db, storage, renders }, auth.workspaceId, fromOldest ? ids.reverse() : ids, fingerprints),
+      items: await readPosts({ db, storage, renders }, auth.workspaceId, fromOldest ? ids.reverse() : ids),
       pageInfo: { page, limit, total: found, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 },
     };
   },
