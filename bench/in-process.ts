@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config.js';
 import { openCore } from '../src/core.js';
 import { createLogger } from '../src/logger.js';
+import { cpuPerRequest, sampleCpu, type CpuPerRequest } from './procs.js';
 
 export interface InProcessCase {
   id: 'posts' | 'schedules';
@@ -22,10 +23,10 @@ export interface InProcessFigure {
   operationId: string;
   callsPerSecond: number;
   /**
-   * This process's CPU time (user and system) per call while measured: Node's share of a call (pipeline, query
-   * building, JSON parsing, output check); the rest of the machine's time goes to Postgres.
+   * CPU per call while measured: this process's (`process`: Node's share of a call, the pipeline, query building, JSON
+   * parsing, output check), Postgres's, the rest of the machine's, and idle.
    */
-  nodeCpuMicrosPerCall: number;
+  cpuMsPerCall: CpuPerRequest;
   /** Calls that failed, or answered other bytes than the service did over HTTP. */
   wrongAnswers: number;
 }
@@ -67,14 +68,14 @@ export async function measureInProcess(
       await during(options.warmupSeconds);
       wrongAnswers = 0;
       const started = performance.now();
-      const cpuBefore = process.cpuUsage();
+      const cpuBefore = sampleCpu(process.pid);
       const calls = (await during(options.durationSeconds)).reduce((sum, n) => sum + n, 0);
-      const cpu = process.cpuUsage(cpuBefore);
+      const cpuMsPerCall = cpuPerRequest(cpuBefore, sampleCpu(process.pid), calls);
       figures.push({
         id,
         operationId,
         callsPerSecond: calls / ((performance.now() - started) / 1000),
-        nodeCpuMicrosPerCall: (cpu.user + cpu.system) / calls,
+        cpuMsPerCall,
         wrongAnswers,
       });
     }

@@ -4,6 +4,7 @@
  */
 import autocannon from 'autocannon';
 import type { LoadRequest, LoadResult } from './load.js';
+import { cpuPerRequest, sampleCpu } from './procs.js';
 
 /**
  * Cheap on the hot path (the load generator shares the cores with the service): a plain substring test for
@@ -37,9 +38,12 @@ async function run(request: LoadRequest): Promise<LoadResult> {
 
   // autocannon's own histogram keeps whole milliseconds; at these latencies that is too coarse for a ratio.
   const latencies: number[] = [];
+  const pid = request.answeringPid;
+  const cpuBefore = pid === undefined ? undefined : sampleCpu(pid);
   const instance = autocannon({ ...options, duration: request.durationSeconds });
   instance.on('response', (_client, _status, _bytes, responseTime) => void latencies.push(responseTime));
   const result = await instance;
+  const cpuMsPerRequest = cpuBefore && cpuPerRequest(cpuBefore, sampleCpu(pid!), latencies.length);
 
   const sorted = Float64Array.from(latencies).sort();
   const countOf = (wanted: (status: number) => boolean) =>
@@ -56,6 +60,7 @@ async function run(request: LoadRequest): Promise<LoadResult> {
     status5xx: countOf((status) => status >= 500),
     toolErrors: result.mismatches,
     connectionErrors: result.errors,
+    ...(cpuMsPerRequest && { cpuMsPerRequest }),
   };
 }
 

@@ -1,7 +1,7 @@
 /** Runs one load measurement in a child process (bench/load-worker.ts), so autocannon shares no event loop with us. */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { hasExited, waitForExit } from './procs.js';
+import { hasExited, waitForExit, type CpuPerRequest } from './procs.js';
 
 export interface LoadRequest {
   url: string;
@@ -15,6 +15,8 @@ export interface LoadRequest {
   check: 'status' | 'mcp-tool';
   /** The one status every answer must have (201 for a create); any 2xx when not given. */
   expectedStatus?: number;
+  /** The process that answers, whose CPU (beside Postgres's and the rest of the machine's) is measured a request. */
+  answeringPid?: number;
 }
 
 export interface LoadResult {
@@ -29,6 +31,8 @@ export interface LoadResult {
   toolErrors: number;
   /** Connection errors and timeouts. */
   connectionErrors: number;
+  /** Over the measured seconds, when `answeringPid` was given: `process` is the answering process's. */
+  cpuMsPerRequest?: CpuPerRequest;
 }
 
 export async function measure(request: LoadRequest): Promise<LoadResult> {

@@ -115,3 +115,58 @@ export async function waitUntil(what: string, ms: number, check: () => Promise<b
   }
   throw new Error(`${what}: not ready after ${ms / 1000} s`);
 }
+
+/** CPU time so far, in seconds: of one process, of every Postgres process on the machine, and of the whole machine. */
+export interface CpuSample {
+  process: number;
+  postgres: number;
+  machineBusy: number;
+  machineTotal: number;
+}
+
+/** What a request (or call) cost between two samples, in ms of CPU: the process's, Postgres's, the rest of the machine's, and idle. */
+export interface CpuPerRequest {
+  process: number;
+  postgres: number;
+  /** Everything else that ran: the load generator, the bench itself. */
+  other: number;
+  idle: number;
+}
+
+/** Linux's USER_HZ, the unit of /proc's CPU times (100 on every architecture Node runs on). */
+const TICKS_PER_SECOND = 100;
+
+export function sampleCpu(pid: number): CpuSample {
+  let postgres = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = statOf(Number(entry));
+    if (stat?.command.startsWith('postgres')) postgres += stat.cpuSeconds;
+  }
+  // The first line of /proc/stat: user nice system idle iowait irq softirq steal, in ticks.
+  const times = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = times.reduce((sum, ticks) => sum + ticks, 0) / TICKS_PER_SECOND;
+  const idle = (times[3]! + times[4]!) / TICKS_PER_SECOND;
+  return { process: statOf(pid)?.cpuSeconds ?? 0, postgres, machineBusy: total - idle, machineTotal: total };
+}
+
+export function cpuPerRequest(before: CpuSample, after: CpuSample, requests: number): CpuPerRequest {
+  const ms = (seconds: number) => (1000 * seconds) / Math.max(1, requests);
+  const process = after.process - before.process;
+  const postgres = after.postgres - before.postgres;
+  const busy = after.machineBusy - before.machineBusy;
+  return { process: ms(process), postgres: ms(postgres), other: ms(busy - process - postgres), idle: ms(after.machineTotal - before.machineTotal - busy) };
+}
+
+/** A process's command name and CPU time (user and system), from /proc/<pid>/stat; undefined once it is gone. */
+function statOf(pid: number): { command: string; cpuSeconds: number } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command name.
+  return { command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND };
+}

@@ -2,6 +2,7 @@
 import { cpus } from 'node:os';
 import type { InProcessFigure } from './in-process.js';
 import type { LoadResult } from './load.js';
+import type { CpuPerRequest } from './procs.js';
 import type { Options } from './options.js';
 import type { PublishingFigures } from './publishing.js';
 import type { Scenario, ScenarioId } from './scenarios.js';
@@ -23,6 +24,8 @@ export interface ScenarioFigures {
   errors: { wrongStatus: number; status5xx: number; toolErrors: number; connectionErrors: number };
   /** Of the process that answers (the baseline server, or the service's node process): before any load, and after this scenario's last run. */
   rssMb: { afterStart: number | undefined; afterRun: number | undefined };
+  /** Medians over the runs, of the CPU a request cost while measured (`process`: the answering process's). */
+  cpuMsPerRequest: CpuPerRequest | undefined;
   runs: Run[];
 }
 
@@ -78,8 +81,15 @@ export function figuresOf(scenario: Scenario, runs: Run[], rssAfterStart: number
     latencyP99Ms: median(runs.map((run) => run.latencyP99Ms)),
     errors: { wrongStatus: total('wrongStatus'), status5xx: total('status5xx'), toolErrors: total('toolErrors'), connectionErrors: total('connectionErrors') },
     rssMb: { afterStart: rssAfterStart, afterRun: runs.at(-1)?.rssAfterMb },
+    cpuMsPerRequest: medianCpu(runs.flatMap((run) => run.cpuMsPerRequest ?? [])),
     runs,
   };
+}
+
+function medianCpu(samples: CpuPerRequest[]): CpuPerRequest | undefined {
+  if (samples.length === 0) return undefined;
+  const of = (key: keyof CpuPerRequest) => median(samples.map((sample) => sample[key]));
+  return { process: of('process'), postgres: of('postgres'), other: of('other'), idle: of('idle') };
 }
 
 export function hasErrors(figures: ScenarioFigures): boolean {
@@ -183,11 +193,31 @@ export function renderMarkdown(report: Report): string {
     '|---|--:|--:|---|',
     ...report.ratios.map((r) => row([r.description, fixed(r.value, 2), `${r.comparison === '>=' ? '≥' : '≤'} ${r.target}`, r.met ? 'yes' : 'no'])),
     '',
+    ...renderCpu(report),
+    '',
     ...renderInProcess(report),
     '',
     ...renderSoak(report.soak, report.idempotencyBurst),
   ];
   return lines.join('\n');
+}
+
+const cpuCells = (cpu: CpuPerRequest | undefined) => [cpu?.process, cpu?.postgres, cpu?.other, cpu?.idle].map((ms) => fixed(ms, 2));
+
+/**
+ * Where a request's CPU went, machine-wide: what limits a figure on shared cores. A request cannot be answered faster
+ * than the machine's cores divided by all the CPU it costs, the load generator's included.
+ */
+function renderCpu(report: Report): string[] {
+  return [
+    'CPU a request while measured, in ms (medians over the runs): the answering process (the baseline server or the ' +
+      "service's node process), every Postgres process, the rest of the machine (the load generator, the bench), and " +
+      `what was left idle. With ${report.cpus} cores, no scenario exceeds ${report.cpus} × 1000 / (the first three together) requests a second.`,
+    '',
+    '| Scenario | answering process | Postgres | other | idle |',
+    '|---|--:|--:|--:|--:|',
+    ...report.scenarios.map((s) => row([s.title, ...cpuCells(s.cpuMsPerRequest)])),
+  ];
 }
 
 /** The ceiling of each list's REST figure: its operation alone, against the same baseline. */
@@ -198,10 +228,10 @@ function renderInProcess(report: Report): string[] {
       `${report.settings.connections} calls at once, no HTTP, no socket, no key check; every answer checked against the bytes the service sent over HTTP. ` +
       'No work on the HTTP side can lift a REST figure above its operation\'s.',
     '',
-    '| Operation | calls/s | / its baseline (bare Express, same bytes) | Node CPU µs a call | wrong answers |',
+    '| Operation | calls/s | / its baseline (bare Express, same bytes) | CPU ms a call: Node, Postgres, other, idle | wrong answers |',
     '|---|--:|--:|--:|--:|',
     ...report.inProcess.map((f) =>
-      row([f.operationId, fixed(f.callsPerSecond, 0), fixed(f.callsPerSecond / baseline(f.id), 2), fixed(f.nodeCpuMicrosPerCall, 0), f.wrongAnswers]),
+      row([f.operationId, fixed(f.callsPerSecond, 0), fixed(f.callsPerSecond / baseline(f.id), 2), cpuCells(f.cpuMsPerCall).join(' / '), f.wrongAnswers]),
     ),
   ];
 }

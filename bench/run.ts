@@ -104,6 +104,7 @@ async function measureAll(options: Options, service: RunningService): Promise<{ 
       progress(`round ${round}/${options.runs}: ${scenario.title}`);
       const result = await measure({
         ...scenario.request,
+        answeringPid: scenario.pid,
         connections: options.connections,
         warmupSeconds: options.warmupSeconds,
         durationSeconds: options.durationSeconds,
