@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../operations/index.js';
 import { SCHEDULE_STATUSES } from '../operations/posts/post.js';
 import { PLATFORMS } from '../src/platforms/index.js';
-import { call, eventually, jobsLeftUnder, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, jobsLeftUnder, waitingOnLocks, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /** GET /posts: every filter, the page shape walked to its end, and the index behind search. */
 
@@ -434,12 +434,9 @@ describe('exact totals from the counters', () => {
       await second`BEGIN`;
       await secondChange(second);
       secondRecount = second`SET CONSTRAINTS ALL IMMEDIATE`.execute();
-      // Read outside both transactions: inside one, pg_stat_activity is a snapshot taken at its first read.
-      const waiting = await eventually(
-        () => sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query = 'SET CONSTRAINTS ALL IMMEDIATE'`,
-        ([row]) => row!.n === 1,
-      );
-      expect(waiting[0]!.n, 'the second recount waits for the first').toBe(1);
+      // Read outside both transactions.
+      const waiting = await waitingOnLocks(sql, { query: 'SET CONSTRAINTS ALL IMMEDIATE' });
+      expect(waiting, 'the second recount waits for the first').toBe(1);
       await first`COMMIT`;
       await secondRecount;
       await second`COMMIT`;

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { expect, it } from 'vitest';
-import { call, eventually, startTestService } from './support/service.js';
+import { call, startTestService, waitingOnLocks } from './support/service.js';
 
 it('lets an in-flight request finish on stop, and refuses new connections meanwhile', async () => {
   const service = await startTestService();
@@ -21,11 +21,7 @@ it('lets an in-flight request finish on stop, and refuses new connections meanwh
 
   const inFlight = call(`${service.api}/users/me`, { key: ws.apiKey });
   // In flight: waiting for the lock, however long this machine took to get it there.
-  await eventually(
-    async () => (await watcher`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)[0]!.n,
-    (waiting) => waiting > 0,
-    20_000,
-  );
+  await waitingOnLocks(watcher, { timeoutMs: 20_000 });
   let stopped = false;
   const stopping = service.stop().then(() => (stopped = true));
   await new Promise((resolve) => setTimeout(resolve, 200));

@@ -11,7 +11,7 @@ import { definePlan, setWorkspacePlan } from '../src/plans.js';
 import { openStorage } from '../src/storage/index.js';
 import { createAccount } from './support/bluesky.js';
 import { photo } from './support/images.js';
-import { call, eventually, settledScheduleOf, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, settledScheduleOf, startTestService, waitingOnLocks, type TestService, type Workspace } from './support/service.js';
 
 /**
  * Uploads against the embedded S3-compatible server the service starts (src/storage/embedded.ts), with real image
@@ -479,11 +479,7 @@ describe('media on posts', () => {
       await tx`UPDATE schedules SET status = 'SCHEDULED' WHERE post_id = ${draft.json.postId}`;
       answer = rest(`/uploads/${row!.uploadId}`, { method: 'DELETE', body: {} });
       void answer.then(() => (answered = true));
-      await eventually(
-        async () => (await sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR SHARE OF s%'`)[0]!.n,
-        (waiting) => waiting > 0 || answered,
-        10_000,
-      );
+      await waitingOnLocks(sql, { query: '%FOR SHARE OF s%', until: () => answered });
       // Read before the commit: once it is sent, the delete may answer before this test's process reads the commit's reply.
       return answered;
     });
@@ -601,11 +597,7 @@ describe('complete and delete at the same moment', () => {
       // complete waits for this lock inside its transaction, on the service's one connection.
       await tx`SELECT 1 FROM uploads WHERE id = ${uploadId} FOR UPDATE`;
       completing = call(`${single.api}/uploads/complete`, { method: 'POST', key: workspace.apiKey, body: { uploadId, checksum: sha256(bytes) } });
-      await eventually(
-        async () => (await db`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FROM uploads%FOR UPDATE%'`)[0]!.n,
-        (waiting) => waiting > 0,
-        10_000,
-      );
+      await waitingOnLocks(db, { query: '%FROM uploads%FOR UPDATE%' });
       // The delete queues for the connection now, before complete's answer is read after its commit.
       deleting = single.service.core.runAs(workspace, 'deleteUpload', { uploadId });
     });

@@ -140,6 +140,20 @@ export async function eventually<T>(read: () => Promise<T>, check: (value: T) =>
 }
 
 /**
+ * How many statements in this test's database wait for a lock, their text LIKE `query`: once one does, `until()` says
+ * to stop waiting, or `timeoutMs` passed. `sql` must be outside any transaction: inside one, pg_stat_activity is a
+ * snapshot taken at its first read.
+ */
+export const waitingOnLocks = (sql: postgres.Sql, { query = '%', until = (): boolean => false, timeoutMs = 10_000 } = {}) =>
+  eventually(
+    async () => (await sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${query}`)[0]!.n,
+    (waiting) => waiting > 0 || until(),
+    timeoutMs,
+  );
+
+/**
  * graphile-worker's rows under `key`, once none is left or `timeoutMs` passed. A job is deleted
  * only after its task returns, a moment after the schedule's row says the outcome.
  */
