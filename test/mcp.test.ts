@@ -210,7 +210,9 @@ describe('MCP over Streamable HTTP', () => {
 
     const notification = await call(`${service.base}/mcp`, { method: 'POST', key: ws.apiKey, headers, body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
     expect(notification.status).toBe(202);
-    expect((await call(`${service.base}/mcp`, { key: ws.apiKey })).status).toBe(405);
+    const withoutSession = await call(`${service.base}/mcp`, { key: ws.apiKey });
+    expect(withoutSession.status).toBe(405);
+    expect(withoutSession.headers.get('allow')).toBe('POST');
     expect((await call(`${service.base}/mcp`)).status).toBe(401);
     const garbage = await call(`${service.base}/mcp`, { method: 'POST', key: ws.apiKey, raw: '{"jsonrpc": ' });
     expect(garbage.status).toBe(400);

@@ -213,7 +213,8 @@ export async function connectMcpOverHttp(
     return header === undefined ? undefined : isSessionId(header) ? header : null;
   };
   const noSession = (res: Response) =>
-    rpcError(res, 405, -32000, 'Method not allowed without a session: initialize over POST /mcp, then send the Mcp-Session-Id it answered').set('allow', 'POST');
+    // The header before the answer: set after it, it threw (headers already sent), and the error was logged.
+    rpcError(res.set('allow', 'POST'), 405, -32000, 'Method not allowed without a session: initialize over POST /mcp, then send the Mcp-Session-Id it answered');
 
   /**
    * GET /mcp with a session: the server-to-client stream, where the session's subscribed resources are announced
