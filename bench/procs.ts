@@ -20,14 +20,8 @@ export function descendantsOf(root: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited while we looked
-    }
-    // The command name in parentheses may hold spaces; the parent id is the second field after it.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const ppid = statOf(Number(entry))?.ppid;
+    if (ppid === undefined) continue; // exited while we looked
     children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
   }
   const found: number[] = [];
@@ -158,15 +152,20 @@ export function cpuPerRequest(before: CpuSample, after: CpuSample, requests: num
   return { process: ms(process), postgres: ms(postgres), other: ms(busy - process - postgres), idle: ms(after.machineTotal - before.machineTotal - busy) };
 }
 
-/** A process's command name and CPU time (user and system), from /proc/<pid>/stat; undefined once it is gone. */
-function statOf(pid: number): { command: string; cpuSeconds: number } | undefined {
+/** A process's command name, parent and CPU time (user and system), from /proc/<pid>/stat; undefined once it is gone. */
+function statOf(pid: number): { command: string; ppid: number; cpuSeconds: number } | undefined {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch {
     return undefined;
   }
+  // The command name in parentheses may hold spaces; after it come the state, the parent id, ... utime and stime (the
+  // 12th and 13th fields after it).
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command name.
-  return { command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND };
+  return {
+    command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    ppid: Number(fields[1]),
+    cpuSeconds: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND,
+  };
 }

@@ -165,7 +165,7 @@ export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, 
  * workspace's custom plan looked five times cheaper than the generic one, and the statement was planned on every run:
  * 0.7–0.9 ms of Postgres for a page of ten posts, more than running it (docs/benchmarks.md).
  */
-export const postFingerprints = (db: Sql, workspaceId: string, ids: string[]) => db<[{ fingerprints: string }]>`
+const postFingerprints = (db: Sql, workspaceId: string, ids: string[]) => db<[{ fingerprints: string }]>`
   SELECT coalesce(json_object_agg(p.id, md5(concat_ws('|', p.xmin, u.xmin,
     (SELECT string_agg(concat(s.id, ':', s.xmin, ':', i.xmin), ',' ORDER BY s.id)
       FROM schedules s JOIN integrations i ON i.id = s.integration_id WHERE s.post_id = p.id),

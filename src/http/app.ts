@@ -112,7 +112,7 @@ export function createHttpApp({ authenticateKey, authenticateSession, forgeryRef
   app.get('/mcp', authenticate('mcp'), mcp.stream);
   app.delete('/mcp', authenticate('mcp'), mcp.end);
   app.all('/mcp', authenticate('mcp'), (_req, res) => {
-    res.set('allow', 'POST').status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: POST /mcp, and GET or DELETE with an Mcp-Session-Id' }, id: null });
+    sendJson(res.set('allow', 'POST'), 405, { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: POST /mcp, and GET or DELETE with an Mcp-Session-Id' }, id: null });
   });
 
   if (pages) app.use(pages);
@@ -127,7 +127,7 @@ export function createHttpApp({ authenticateKey, authenticateSession, forgeryRef
       if (surface === 'api') return send(res, outcome);
       setRateLimitHeaders(res, outcome.rateLimit);
       const { code, message } = outcome.body as { code: ErrorCode; message: string };
-      return void res.status(outcome.status).json({ jsonrpc: '2.0', error: { code: code === 'RATE_LIMITED' ? -32000 : -32700, message }, id: null });
+      return sendJson(res, outcome.status, { jsonrpc: '2.0', error: { code: code === 'RATE_LIMITED' ? -32000 : -32700, message }, id: null });
     }
     if (refusal) return sendError(res, refusal.code, refusal.message);
     logger.error('request failed', { method: req.method, path: req.path, error });

@@ -14,7 +14,7 @@ import {
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import type { Request, RequestHandler, Response } from 'express';
 import ipaddr from 'ipaddr.js';
-import { sendJsonText } from '../http/json.js';
+import { sendJson, sendJsonText } from '../http/json.js';
 import { setRateLimitHeaders } from '../http/rate-limit-headers.js';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../registry/context.js';
@@ -145,8 +145,7 @@ function answerText(message: JSONRPCMessage): string {
 /** Who makes a tool call that came over HTTP: the transport hands the authenticated principal along. */
 export const principalOfHttpCall: PrincipalOf = async (authInfo) => (authInfo?.extra?.principal as Principal | undefined) ?? null;
 
-const rpcError = (res: Response, status: number, code: number, message: string) =>
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+const rpcError = (res: Response, status: number, code: number, message: string) => sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
 
 /** The names a loopback address goes by in a URL. */
 const LOOPBACK_HOSTNAMES = ['localhost', '127.0.0.1', '[::1]'];
