@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', 'test/__snapshots__/'] },
+  { ignores: ['node_modules/', '.data/', 'test/__snapshots__/', 'bench/.tmp/', 'test-artifacts/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

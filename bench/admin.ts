@@ -14,12 +14,12 @@ export interface Workspace {
 export type Platform = 'BLUESKY' | 'LINKEDIN';
 
 /**
- * `npm run admin -- ...` without npm in between: the same script (src/admin.ts under tsx), but one node
+ * `npm run admin -- ...` without npm in between: the same script (src/admin/main.ts under tsx), but one node
  * process instead of three, which matters when it runs fifty times.
  */
 async function admin(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
   try {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/admin.ts', ...args], { cwd: projectRoot, env });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/admin/main.ts', ...args], { cwd: projectRoot, env });
     return stdout.trim();
   } catch (error) {
     const { stderr } = error as { stderr?: string };

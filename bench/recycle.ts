@@ -14,10 +14,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import type postgres from 'postgres';
-import { loadConfig } from '../src/config.js';
-import { openCore, type Core } from '../src/core.js';
-import { createLogger } from '../src/logger.js';
-import { rememberThreadLanguages } from '../src/detected-languages.js';
+import { loadConfig } from '../src/service/config.js';
+import { openCore, type Core } from '../src/service/core.js';
+import { createLogger } from '../src/service/logger.js';
+import { rememberThreadLanguages } from '../src/platforms/detected-languages.js';
 import type { Sql } from '../src/db/index.js';
 import { recycleCandidates, runRecycle } from '../src/worker/recycle.js';
 import { bootstrap, createIntegration, defineGenerousPlan, type Workspace } from './admin.js';

@@ -23,7 +23,7 @@ export interface RunningService {
 }
 
 const START_TIMEOUT_MS = 120_000;
-/** The service drains for up to 10 s (src/service.ts) and then stops its Postgres. */
+/** The service drains for up to 10 s (src/service/start.ts) and then stops its Postgres. */
 const STOP_TIMEOUT_MS = 30_000;
 const TAIL_LINES = 40;
 

@@ -48,7 +48,7 @@ export async function measureWebhooks(service: RunningService, events: number, p
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ['--import', 'tsx', 'src/admin.ts', 'create-webhook', '--workspace', ws.workspaceId, '--url', url, '--event-types', 'post.created'],
+      ['--import', 'tsx', 'src/admin/main.ts', 'create-webhook', '--workspace', ws.workspaceId, '--url', url, '--event-types', 'post.created'],
       { cwd: projectRoot, env: service.env },
     );
     if (!JSON.parse(stdout.trim().split('\n').at(-1)!).id) throw new Error(`create-webhook: ${stdout}`);

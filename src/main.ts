@@ -3,12 +3,12 @@
  * and `npm run worker` (--worker) run them apart, against the same DATABASE_URL.
  */
 import { join } from 'node:path';
-import { bootstrapIfEmpty } from './bootstrap.js';
-import { loadConfig } from './config.js';
-import { firstRunSetupLink } from './sessions.js';
-import { createLogger } from './logger.js';
-import { startService } from './service.js';
-import { exitOnStartupFailure, orExit } from './startup.js';
+import { bootstrapIfEmpty } from './admin/first-workspace.js';
+import { loadConfig } from './service/config.js';
+import { firstRunSetupLink } from './auth/sessions.js';
+import { createLogger } from './service/logger.js';
+import { startService } from './service/start.js';
+import { exitOnStartupFailure, orExit } from './service/startup.js';
 
 const args = new Set(process.argv.slice(2));
 const roles = args.has('--api') || args.has('--worker') ? { api: args.has('--api'), worker: args.has('--worker') } : { api: true, worker: true };
@@ -17,7 +17,7 @@ const logger = createLogger(config.logLevel);
 
 // Handlers go first, so a signal during start-up still stops what was started (the embedded Postgres too).
 // Repeated signals are ignored: a terminal or a supervisor often sends one to each process of the group,
-// and npm passes its own on as well; shutdown bounds itself (DRAIN_MS in src/service.ts).
+// and npm passes its own on as well; shutdown bounds itself (DRAIN_MS in src/service/start.ts).
 let signalled = false;
 const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
@@ -28,7 +28,7 @@ const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
   }
 });
 
-// What was started is stopped again before this rejects (src/service.ts), the embedded Postgres included.
+// What was started is stopped again before this rejects (src/service/start.ts), the embedded Postgres included.
 const service = await startService(config, logger, roles).catch(exitOnStartupFailure);
 if (!signalled) await announce();
 
@@ -64,7 +64,7 @@ async function announce() {
       `  apiKey       ${firstStart.apiKey}`,
     );
   }
-  // Until somebody has a password, each start prints a fresh one-time link to set the owner's (src/sessions.ts).
+  // Until somebody has a password, each start prints a fresh one-time link to set the owner's (src/auth/sessions.ts).
   const setupLink = await firstRunSetupLink(service.core.db, service.core.app.publicUrl);
   if (setupLink) lines.push('', 'Sign in to the dashboard: set the owner\'s password at this one-time link (valid 24 hours):', `  ${setupLink}`);
   console.log(lines.join('\n'));

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../operations/index.js';
-import { definePlan, setSubscription, setWorkspacePlan } from '../src/plans.js';
+import { definePlan, setSubscription, setWorkspacePlan } from '../src/admin/plans.js';
 import { setOwnerPassword } from './support/browser.js';
 import { photo } from './support/images.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { definePlan, setSubscription, setWorkspacePlan } from '../src/plans.js';
+import { definePlan, setSubscription, setWorkspacePlan } from '../src/admin/plans.js';
 import { dayOf } from '../src/dashboard/zoned-time.js';
 import { blueskyFacets } from '../src/platforms/facets.js';
 import { rules, utf8Length } from '../src/platforms/rules.js';

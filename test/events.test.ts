@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEncryptionKey, secretsFrom } from '../src/secrets.js';
+import { parseEncryptionKey, secretsFrom } from '../src/auth/secrets.js';
 import { connectThroughForm, createAccount } from './support/bluesky.js';
 import { photo } from './support/images.js';
 import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';

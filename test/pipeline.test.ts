@@ -7,7 +7,7 @@ import { createMcpServer } from '../src/mcp/server.js';
 import { defineOperation } from '../src/registry/operation.js';
 import { Pipeline } from '../src/registry/pipeline.js';
 import { RateLimiter } from '../src/registry/rate-limit.js';
-import { UsageRecorder } from '../src/usage.js';
+import { UsageRecorder } from '../src/registry/usage.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /** Operations that misbehave on purpose, served through the real HTTP and MCP surfaces. */

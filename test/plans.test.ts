@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definePlan, readPlan, setSubscription, setWorkspacePlan } from '../src/plans.js';
+import { definePlan, readPlan, setSubscription, setWorkspacePlan } from '../src/admin/plans.js';
 import { admin } from './support/processes.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';
 

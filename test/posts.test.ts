@@ -4,7 +4,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { operations } from '../operations/index.js';
 import { nextFreeSlots } from '../operations/posts/slots.js';
-import { definePlan, setSubscription, setWorkspacePlan } from '../src/plans.js';
+import { definePlan, setSubscription, setWorkspacePlan } from '../src/admin/plans.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';
 
 let service: TestService;

@@ -4,7 +4,7 @@ import { createGeneratorSync, type JsonSchema } from 'json-schema-faker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { operations } from '../operations/index.js';
-import { definePlan } from '../src/plans.js';
+import { definePlan } from '../src/admin/plans.js';
 import { statusOf, type ErrorCode } from '../src/registry/errors.js';
 import type { Operation } from '../src/registry/operation.js';
 import { call, startTestService, type Answer, type TestService, type Workspace } from './support/service.js';

@@ -3,7 +3,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordKey } from '../src/platforms/bluesky.js';
 import { PlatformError, platforms } from '../src/platforms/index.js';
-import { parseEncryptionKey, secretsFrom } from '../src/secrets.js';
+import { parseEncryptionKey, secretsFrom } from '../src/auth/secrets.js';
 import { createAccount, postsOf, type TestAccount } from './support/bluesky.js';
 import { admin } from './support/processes.js';
 import { call, isSettled, jobsLeftUnder, startTestService, type TestService, type Workspace } from './support/service.js';

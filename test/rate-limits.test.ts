@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../src/net.js';
+import { freePort } from '../src/service/free-port.js';
 import type { Principal } from '../src/registry/context.js';
 import { FLUSH_MS } from '../src/registry/rate-limit.js';
 import { admin, run, stop, waitFor, type Running } from './support/processes.js';

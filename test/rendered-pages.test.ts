@@ -8,7 +8,7 @@ import { call, eventually, startTestService, type TestService, type Workspace } 
 
 /**
  * The lists serve a post or a schedule again from what this process rendered before, while its rows are unchanged
- * (src/render-cache.ts). Every read here is a page read before the change, so a stale render would show: each must
+ * (src/registry/render-cache.ts). Every read here is a page read before the change, so a stale render would show: each must
  * answer what a fresh render of the rows answers (loadPosts, which keeps nothing), whoever made the change, through
  * the API, the worker, or by hand in SQL.
  */

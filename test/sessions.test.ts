@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccountLink, firstRunSetupLink, SIGN_IN_LIMITS } from '../src/sessions.js';
+import { createAccountLink, firstRunSetupLink, SIGN_IN_LIMITS } from '../src/auth/sessions.js';
 import { HttpSession, PASSWORD } from './support/http-session.js';
 import { admin } from './support/processes.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';

@@ -7,7 +7,7 @@ import postgres from 'postgres';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { operations } from '../operations/index.js';
-import { definePlan, setWorkspacePlan } from '../src/plans.js';
+import { definePlan, setWorkspacePlan } from '../src/admin/plans.js';
 import { openStorage } from '../src/storage/index.js';
 import { createAccount } from './support/bluesky.js';
 import { photo } from './support/images.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
-import { newKey } from '../../src/auth.js';
+import { newKey } from '../../src/auth/api-keys.js';
 import { iso, isoOrNull, timestamp, uuid } from '../../src/registry/fields.js';
 
 export const ApiKey = z

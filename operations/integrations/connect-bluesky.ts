@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { connectAccount } from '../../src/connect.js';
+import { connectAccount } from '../../src/channels/connect.js';
 import { text } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { Integration, selectIntegrations, toIntegration } from './integration.js';

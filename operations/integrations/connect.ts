@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { connectUnavailable, createConnectLink } from '../../src/connect.js';
+import { connectUnavailable, createConnectLink } from '../../src/channels/connect.js';
 import { PLATFORMS, type Platform } from '../../src/platforms/index.js';
 import { text } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { revokeErased } from '../../src/accounts.js';
+import { revokeErased } from '../../src/channels/open-account.js';
 import type { Platform } from '../../src/platforms/index.js';
 import { uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';

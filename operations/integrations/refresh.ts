@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { renewCredentials } from '../../src/accounts.js';
+import { renewCredentials } from '../../src/channels/open-account.js';
 import { PlatformError } from '../../src/platforms/index.js';
 import { uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { selectAccount } from '../../src/connect.js';
+import { selectAccount } from '../../src/channels/connect.js';
 import { PENDING_SELECTION_TTL_HOURS } from './integration.js';
 import { text, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';

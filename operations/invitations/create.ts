@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createAccountLink, LINK_TTL_HOURS } from '../../src/sessions.js';
+import { createAccountLink, LINK_TTL_HOURS } from '../../src/auth/sessions.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { Invitation, toInvitation } from './invitation.js';
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { success, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { endMemberSessions } from '../../src/sessions.js';
+import { endMemberSessions } from '../../src/auth/sessions.js';
 
 export default defineOperation({
   id: 'removeMember',

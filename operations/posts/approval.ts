@@ -1,4 +1,4 @@
-import { isOwner } from '../../src/auth.js';
+import { isOwner } from '../../src/auth/api-keys.js';
 import type { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';

@@ -69,7 +69,7 @@ export async function setAttachments(tx: Sql, workspaceId: string, postId: strin
 }
 
 /**
- * The part of a render's fingerprint (src/render-cache.ts) that covers the attachments of post `postId` and their
+ * The part of a render's fingerprint (src/registry/render-cache.ts) that covers the attachments of post `postId` and their
  * media: what loadAttachments reads.
  */
 export const attachmentsFingerprint = (db: Sql, postId: PendingQuery<Row[]>) => db`(

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';
 import { checkSettingsLangs } from '../../src/platforms/languages.js';
-import { rememberThreadLanguages } from '../../src/detected-languages.js';
+import { rememberThreadLanguages } from '../../src/platforms/detected-languages.js';
 import { approvalRule, requestApproval } from './approval.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { text, timestamp, uuid } from '../../src/registry/fields.js';

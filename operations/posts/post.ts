@@ -155,7 +155,7 @@ export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, 
 }
 
 /**
- * The fingerprints (src/render-cache.ts) of the workspace's posts among `ids`, as JSON text: an object of fingerprints
+ * The fingerprints (src/registry/render-cache.ts) of the workspace's posts among `ids`, as JSON text: an object of fingerprints
  * by post id. Each covers every row its render reads: the post and its author, its schedules and their channels, its
  * tags, its attachments and their media. Scoped to the workspace, so that a post kept for one workspace is never
  * served to another.

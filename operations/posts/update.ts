@@ -6,7 +6,7 @@ import { idOf, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { cancelPublish, enqueuePublish } from '../../src/worker/jobs.js';
 import { approvalRule, requestApproval, type ApprovalStatus } from './approval.js';
-import { rememberThreadLanguages } from '../../src/detected-languages.js';
+import { rememberThreadLanguages } from '../../src/platforms/detected-languages.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 import { content, settings } from './create.js';
 import { approvalStatus, canSchedule, type ScheduleStatus } from './post.js';

@@ -50,7 +50,7 @@ export async function selectCalendar(
   { where, order, byChannel }: { where: PendingQuery<Row[]>; order: PendingQuery<Row[]>; byChannel: boolean },
   limit: number,
 ): Promise<{ schedules: z.input<typeof CalendarSchedule>[]; nextCursor: z.infer<typeof CalendarCursor> | null }> {
-  // With each its fingerprint (src/render-cache.ts): every row its render reads, the schedule, its channel, its post,
+  // With each its fingerprint (src/registry/render-cache.ts): every row its render reads, the schedule, its channel, its post,
   // and the post's attachments and their media. Computed for the page's rows only, after the limit.
   const page = await db<{ id: string; postId: string; cursorAt: string; fingerprint: string }[]>`
     SELECT s.id, s.post_id, to_char(s.scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { openAccount } from '../../src/accounts.js';
+import { openAccount } from '../../src/channels/open-account.js';
 import { PlatformError } from '../../src/platforms/index.js';
 import { success, idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
@@ -52,7 +52,7 @@ export default defineOperation({
         ORDER BY thread_order DESC`;
       if (targets.length === 0) return { success: true };
       try {
-        // Each platform request is bounded by PLATFORM_TIMEOUT_MS (src/accounts.ts).
+        // Each platform request is bounded by PLATFORM_TIMEOUT_MS (src/channels/open-account.ts).
         const { account } = await openAccount(context, published.integrationId, new AbortController().signal);
         for (const target of targets) {
           // A platform that cannot look its comments up (LinkedIn) deletes them with the post.

@@ -2,20 +2,20 @@ import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { parse as parseQuery } from 'qs';
-import type { Authenticate } from '../auth.js';
-import type { Logger } from '../logger.js';
+import type { Authenticate } from '../auth/api-keys.js';
+import type { Logger } from '../service/logger.js';
 import type { Principal } from '../registry/context.js';
-import type { SessionPrincipal } from '../sessions.js';
+import type { SessionPrincipal } from '../auth/sessions.js';
 import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE, statusOf, type ErrorCode } from '../registry/errors.js';
 import type { Operation } from '../registry/operation.js';
 import type { Outcome, Pipeline } from '../registry/pipeline.js';
-import type { Surface } from '../usage.js';
+import type { Surface } from '../registry/usage.js';
 import { sendJson } from './json.js';
 import { retryAfterSeconds, setRateLimitHeaders } from './rate-limit-headers.js';
 
 export interface HttpDependencies {
   authenticateKey: Authenticate;
-  /** The dashboard session a request's cookie names (src/http/sessions.ts), for calls without a key. */
+  /** The dashboard session a request's cookie names (src/http/sign-in.ts), for calls without a key. */
   authenticateSession: (req: Request) => Promise<SessionPrincipal | null>;
   /** Why a session's request may not act (cross-site, or without its csrf token), or null. */
   forgeryRefusal: (req: Request, session: SessionPrincipal) => string | null;
@@ -28,7 +28,7 @@ export interface HttpDependencies {
   mcp: { post: RequestHandler; stream: RequestHandler; end: RequestHandler };
   /** What every request to /mcp passes first, before its key is read (src/mcp/http.ts: mcpOriginGuard). */
   mcpGuard: RequestHandler;
-  /** TRUST_PROXY (src/config.ts). */
+  /** TRUST_PROXY (src/service/config.ts). */
   trustProxy: boolean | number | string;
   /** Pages outside /api/v1 and the registry (the dashboard, its sign-in endpoints, the connect pages), served as they are. */
   pages?: RequestHandler;

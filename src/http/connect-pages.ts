@@ -1,5 +1,5 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { completeOAuth, connectAccount, readSelection, readState, selectAccount } from '../connect.js';
+import { completeOAuth, connectAccount, readSelection, readState, selectAccount } from '../channels/connect.js';
 import { platforms, PLATFORMS, type AccountChoice } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 

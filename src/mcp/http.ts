@@ -16,7 +16,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import ipaddr from 'ipaddr.js';
 import { sendJson, sendJsonText } from '../http/json.js';
 import { setRateLimitHeaders } from '../http/rate-limit-headers.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../service/logger.js';
 import type { Principal } from '../registry/context.js';
 import type { RateLimitState } from '../registry/rate-limit.js';
 import type { Database } from '../db/index.js';

@@ -5,10 +5,10 @@
  * Only MCP messages go to stdout; logs go to stderr.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { loadConfig } from '../config.js';
-import { openCore } from '../core.js';
-import { createLogger } from '../logger.js';
-import { exitOnStartupFailure, orExit } from '../startup.js';
+import { loadConfig } from '../service/config.js';
+import { openCore } from '../service/core.js';
+import { createLogger } from '../service/logger.js';
+import { exitOnStartupFailure, orExit } from '../service/startup.js';
 import { createMcpServer, invalidParams, withoutTask } from './server.js';
 import { newSessionId, NotificationStreams } from './subscriptions.js';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 import type { Database } from '../db/index.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../service/logger.js';
 import type { Principal } from '../registry/context.js';
 
 /**

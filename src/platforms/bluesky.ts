@@ -191,7 +191,7 @@ const publisher: Publisher = {
     /** Runs `call` in the session; what fails is classified (a credentials failure is for the engine to refresh). */
     const withSession = async <T>(call: () => Promise<T>, write: boolean): Promise<T> => {
       try {
-        // A start that failed is tried again by the next call (the account may serve many jobs: src/accounts.ts).
+        // A start that failed is tried again by the next call (the account may serve many jobs: src/channels/open-account.ts).
         ready ??= start().catch((error: unknown) => {
           ready = undefined;
           throw error;

@@ -1,5 +1,5 @@
 import * as oauth from 'oauth4webapi';
-import type { LinkedInConfig } from '../config.js';
+import type { LinkedInConfig } from '../service/config.js';
 import type { PlatformRules } from './index.js';
 import { LINKEDIN_HASHTAG, LINKEDIN_IMAGE_TYPES, linkedinRules } from './rules.js';
 import {

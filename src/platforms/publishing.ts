@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../service/config.js';
 
 /**
  * The publishing side of a platform adapter (see PlatformRules in index.ts): the types every adapter shares, kept
@@ -80,7 +80,7 @@ export interface LanguageSources {
   /** The thread's text, its first post and then its replies, what a language is detected from (more text, surer). */
   threadText: string;
   /**
-   * The language detected from threadText when it was written (src/detected-languages.ts): null when none was
+   * The language detected from threadText when it was written (src/platforms/detected-languages.ts): null when none was
    * confident; absent when not known, and then detected when published.
    */
   detected?: string | null;
@@ -92,7 +92,7 @@ export interface PublishingAccount {
    * Renews the credentials (Bluesky: the session, by its refresh token, else a new login with the app password;
    * LinkedIn: the access token, by its refresh token, else a check that it still works) and stores them through
    * `saveCredentials`; a PlatformError of kind `credentials` when the platform refuses them. The engine calls it
-   * when a call failed for credentials (src/accounts.ts), then makes the call once more; the refresh task and
+   * when a call failed for credentials (src/channels/open-account.ts), then makes the call once more; the refresh task and
    * refresh-now call it before expiry.
    */
   refreshCredentials(): Promise<void>;

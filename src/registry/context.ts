@@ -1,15 +1,15 @@
-import type { Config } from '../config.js';
+import type { Config } from '../service/config.js';
 import type { Database } from '../db/index.js';
-import type { Logger } from '../logger.js';
-import type { Secrets } from '../secrets.js';
+import type { Logger } from '../service/logger.js';
+import type { Secrets } from '../auth/secrets.js';
 import type { Storage } from '../storage/index.js';
-import type { Renders } from '../render-cache.js';
+import type { Renders } from './render-cache.js';
 import type { ErrorCode } from './errors.js';
 
 /** Who is calling. Visibility decides what an API key reaches; later principals (sessions) are added here. */
 export type Principal =
   | { kind: 'apiKey'; keyId: string; userId: string; workspaceId: string }
-  /** A member signed in to the dashboard (src/sessions.ts): reaches every operation, in the browser rate-limit bucket. */
+  /** A member signed in to the dashboard (src/auth/sessions.ts): reaches every operation, in the browser rate-limit bucket. */
   | { kind: 'session'; sessionId: string; userId: string; workspaceId: string }
   /** The admin command, acting for a user inside one workspace; reaches internal operations. */
   | { kind: 'admin'; userId: string; workspaceId: string };
@@ -22,7 +22,7 @@ export interface AppContext {
   secrets: Secrets;
   /** The object store of uploads and their variants. */
   storage: Storage;
-  /** What the lists rendered lately, served again while their rows are unchanged (src/render-cache.ts). */
+  /** What the lists rendered lately, served again while their rows are unchanged (src/registry/render-cache.ts). */
   renders: Renders;
   /** PUBLIC_URL, or once this process listens, the address it listens on. */
   publicUrl: string;

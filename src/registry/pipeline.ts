@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { isOwner } from '../auth.js';
-import type { UsageRecorder, Surface } from '../usage.js';
+import { isOwner } from '../auth/api-keys.js';
+import type { UsageRecorder, Surface } from './usage.js';
 import type { AppContext, Principal } from './context.js';
 import { claim, idempotencyKey } from './idempotency.js';
 import { rateLimitedMessage, type RateLimiter, type RateLimitState } from './rate-limit.js';

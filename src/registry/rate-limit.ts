@@ -1,5 +1,5 @@
 import type { Database } from '../db/index.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../service/logger.js';
 import type { Principal } from './context.js';
 
 /** Requests are counted per workspace in one-minute windows: the plan's limit is per minute. */

@@ -1,5 +1,5 @@
 import type { Task } from 'graphile-worker';
-import { revokeErased } from '../accounts.js';
+import { revokeErased } from '../channels/open-account.js';
 import { PENDING_SELECTION_TTL_HOURS } from '../../operations/integrations/integration.js';
 import type { Platform } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';

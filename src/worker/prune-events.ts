@@ -2,7 +2,7 @@ import type { Task } from 'graphile-worker';
 import { EVENT_RETENTION_DAYS } from '../../operations/events/list.js';
 import type { AppContext } from '../registry/context.js';
 import { CronPayload } from './jobs.js';
-import { DETECTION_RETENTION_DAYS } from '../detected-languages.js';
+import { DETECTION_RETENTION_DAYS } from '../platforms/detected-languages.js';
 
 /** Rows deleted a statement: a long backlog goes in short transactions that hold few locks. */
 const BATCH = 5_000;

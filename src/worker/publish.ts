@@ -1,11 +1,11 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Database, Sql } from '../db/index.js';
-import { markConnectionFailed, openAccount, type StoredIntegration } from '../accounts.js';
+import { markConnectionFailed, openAccount, type StoredIntegration } from '../channels/open-account.js';
 import { PlatformError, type FailureDetail, type OutgoingImage, type OutgoingPost, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { DELIVER_TASK, PUBLISH_TASK } from './jobs.js';
-import { threadTextOf } from '../detected-languages.js';
+import { threadTextOf } from '../platforms/detected-languages.js';
 import { scheduleNotHeld } from '../../operations/posts/approval.js';
 import { changeSchedules, scheduleEvents } from '../../operations/events/event.js';
 import type { Storage } from '../storage/index.js';

@@ -7,7 +7,7 @@ import { nextFreeSlots, type PostingWindow } from '../../operations/posts/slots.
 import { enqueueRecycle } from '../../operations/recycle-rules/recycle-rule.js';
 import { storageInUse } from '../../operations/uploads/upload.js';
 import type { Database, Sql } from '../db/index.js';
-import { rememberThreadLanguages } from '../detected-languages.js';
+import { rememberThreadLanguages } from '../platforms/detected-languages.js';
 import type { Platform } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import type { Storage } from '../storage/index.js';

@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import { renewCredentials } from '../accounts.js';
+import { renewCredentials } from '../channels/open-account.js';
 import { PlatformError } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 

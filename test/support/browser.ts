@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { expect, inject } from 'vitest';
-import { createAccountLink, firstRunSetupLink } from '../../src/sessions.js';
+import { createAccountLink, firstRunSetupLink } from '../../src/auth/sessions.js';
 import { chromiumExecutable } from './chromium.js';
 import type { TestService, Workspace } from './service.js';
 

@@ -1,4 +1,4 @@
-import { createAccountLink } from '../../src/sessions.js';
+import { createAccountLink } from '../../src/auth/sessions.js';
 import { call, type TestService } from './service.js';
 
 export const PASSWORD = 'correct horse battery staple';

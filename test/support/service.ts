@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { inject } from 'vitest';
-import { bootstrapWorkspace, type BootstrapOptions } from '../../src/bootstrap.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
-import { startService, type Service } from '../../src/service.js';
+import { bootstrapWorkspace, type BootstrapOptions } from '../../src/admin/first-workspace.js';
+import { loadConfig, type Config } from '../../src/service/config.js';
+import { createLogger } from '../../src/service/logger.js';
+import { startService, type Service } from '../../src/service/start.js';
 import { removeDataDir } from './processes.js';
 
 export interface TestService {

@@ -1,6 +1,6 @@
 import { Field } from '../components/form.js';
 
-/** The rule the server holds passwords to (src/passwords.ts), said before the first try. */
+/** The rule the server holds passwords to (src/auth/passwords.ts), said before the first try. */
 export const PASSWORD_HINT = 'At least 12 characters. A few unrelated words make a good one.';
 
 /** Whether the two entries differ; only said once the second has been typed. */

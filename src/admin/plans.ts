@@ -4,9 +4,9 @@
  * reaches every operation), and no member may choose their own plan or subscription. A billing integration
  * would call these functions.
  */
-import type { Database, Sql } from './db/index.js';
-import { PLATFORMS, type Platform } from './platforms/index.js';
-import { OperationError } from './registry/errors.js';
+import type { Database, Sql } from '../db/index.js';
+import { PLATFORMS, type Platform } from '../platforms/index.js';
+import { OperationError } from '../registry/errors.js';
 
 export interface Plan {
   name: string;

@@ -5,16 +5,16 @@
  * member of the workspace (its owner unless --user is given), so internal operations are reachable here.
  */
 import { parseArgs } from 'node:util';
-import { bootstrapWorkspace } from './bootstrap.js';
-import { loadConfig } from './config.js';
-import { openCore, type Core } from './core.js';
-import { clustersDir, ClustersDirUnreadable, pruneClusters } from './db/relocated-clusters.js';
-import { createLogger } from './logger.js';
-import { PLATFORMS, type Platform } from './platforms/index.js';
+import { bootstrapWorkspace } from './first-workspace.js';
+import { loadConfig } from '../service/config.js';
+import { openCore, type Core } from '../service/core.js';
+import { clustersDir, ClustersDirUnreadable, pruneClusters } from '../db/relocated-clusters.js';
+import { createLogger } from '../service/logger.js';
+import { PLATFORMS, type Platform } from '../platforms/index.js';
 import { definePlan, setSubscription, setWorkspacePlan } from './plans.js';
-import { hashPassword, passwordProblem } from './passwords.js';
-import { OperationError } from './registry/errors.js';
-import { exitOnStartupFailure, orExit } from './startup.js';
+import { hashPassword, passwordProblem } from '../auth/passwords.js';
+import { OperationError } from '../registry/errors.js';
+import { exitOnStartupFailure, orExit } from '../service/startup.js';
 
 const usage = `Usage: npm run admin -- <command> [options]
 
@@ -200,7 +200,7 @@ const offlineCommands: Record<string, (options: Options) => Promise<unknown>> = 
   },
 };
 
-/** Commands that are not registry operations: the operator's, outside any workspace (src/plans.ts), and setting a password. */
+/** Commands that are not registry operations: the operator's, outside any workspace (src/admin/plans.ts), and setting a password. */
 const operatorCommands: Record<string, (core: Core, options: Options) => Promise<unknown>> = {
   'set-password': async (core, o) => {
     const email = required(o, 'email').toLowerCase();

@@ -1,6 +1,6 @@
 import type { PendingQuery, Row } from 'postgres';
-import type { Sql } from './db/index.js';
-import { detectLanguage } from './platforms/languages.js';
+import type { Sql } from '../db/index.js';
+import { detectLanguage } from './languages.js';
 
 /** How long a detection is kept: past the furthest a post is usually scheduled; one pruned is detected again at publish. */
 export const DETECTION_RETENTION_DAYS = 400;

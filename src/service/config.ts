@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { parseAllowHost } from './media/remote.js';
+import { parseAllowHost } from '../media/remote.js';
 import { StartupError } from './startup.js';
 
 /** Everything the service reads from its environment, read once at start. */
@@ -17,7 +17,7 @@ export interface Config {
   /** How often an idle worker looks for due jobs: the most a schedule waits past its time when the worker is idle. */
   workerPollIntervalMs: number;
   logLevel: LogLevel;
-  /** 32 bytes (base64 or hex) sealing credentials at rest; without it, one is generated into DATA_DIR (src/secrets.ts). */
+  /** 32 bytes (base64 or hex) sealing credentials at rest; without it, one is generated into DATA_DIR (src/auth/secrets.ts). */
   encryptionKey: string | undefined;
   /** The externally reachable base URL, for the links this service hands out (the connect pages); without it, http://HOST:PORT as bound. */
   publicUrl: string | undefined;

@@ -1,7 +1,7 @@
 import { parse as parseCookies } from 'cookie';
 import express, { type Request, type Response, type Router } from 'express';
 import type { Database } from '../db/index.js';
-import { hashPassword, passwordProblem, verifyPassword } from '../passwords.js';
+import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.js';
 import { statusOf, type ErrorCode } from '../registry/errors.js';
 import {
   beginSignIn,
@@ -15,7 +15,7 @@ import {
   tooManyAttempts,
   useAccountLink,
   type SessionPrincipal,
-} from '../sessions.js';
+} from '../auth/sessions.js';
 
 /** The session a request's cookie names, if alive. */
 export function sessionOf(db: Database, req: Request): Promise<SessionPrincipal | null> {
@@ -93,7 +93,7 @@ export function sessionRoutes({ db, publicUrl }: { db: Database; publicUrl: () =
     await describe(res, session);
   };
 
-  /** Checks a password under the sign-in limits (src/sessions.ts), whatever asks for it: sign-in, or an invitation. */
+  /** Checks a password under the sign-in limits (src/auth/sessions.ts), whatever asks for it: sign-in, or an invitation. */
   const throttled = async (res: Response, email: string, address: string, check: () => Promise<boolean>): Promise<boolean | undefined> => {
     const begun = await beginSignIn(db, email, address);
     if ('wait' in begun) {

@@ -1,22 +1,22 @@
 import { readFileSync } from 'node:fs';
-import { keyAuthenticator, type Authenticate } from './auth.js';
-import { operations } from '../operations/index.js';
+import { keyAuthenticator, type Authenticate } from '../auth/api-keys.js';
+import { operations } from '../../operations/index.js';
 import type { Config } from './config.js';
-import { startEmbeddedPostgres } from './db/embedded.js';
-import { connect, type Database } from './db/index.js';
-import { migrate } from './db/migrate.js';
-import { waitForDatabase } from './db/wait.js';
+import { startEmbeddedPostgres } from '../db/embedded.js';
+import { connect, type Database } from '../db/index.js';
+import { migrate } from '../db/migrate.js';
+import { waitForDatabase } from '../db/wait.js';
 import type { Logger } from './logger.js';
-import type { AppContext } from './registry/context.js';
-import { Pipeline, type Outcome } from './registry/pipeline.js';
-import { RateLimiter } from './registry/rate-limit.js';
-import { loadEncryptionKey, secretsFrom, type Secrets } from './secrets.js';
-import { openStorage, type Storage } from './storage/index.js';
-import { makeRenders } from './render-cache.js';
-import { UsageRecorder } from './usage.js';
-import { installWorkerSchema } from './worker/index.js';
+import type { AppContext } from '../registry/context.js';
+import { Pipeline, type Outcome } from '../registry/pipeline.js';
+import { RateLimiter } from '../registry/rate-limit.js';
+import { loadEncryptionKey, secretsFrom, type Secrets } from '../auth/secrets.js';
+import { openStorage, type Storage } from '../storage/index.js';
+import { makeRenders } from '../registry/render-cache.js';
+import { UsageRecorder } from '../registry/usage.js';
+import { installWorkerSchema } from '../worker/index.js';
 
-export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+export const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
 /** What every entry point (server, worker, admin command, MCP over stdio) shares, built once. */
 export interface Core {

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
-import type { PostOutput } from '../operations/posts/post.js';
-import type { CalendarSchedule } from '../operations/schedules/calendar.js';
+import type { PostOutput } from '../../operations/posts/post.js';
+import type { CalendarSchedule } from '../../operations/schedules/calendar.js';
 
 /**
  * What the lists rendered lately, each kept beside the fingerprint of the rows it was made from: a read gets the

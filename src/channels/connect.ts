@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Sql } from './db/index.js';
-import { platforms, PlatformError, type AccountChoice, type Platform } from './platforms/index.js';
-import type { AppContext } from './registry/context.js';
-import { enqueueRefresh } from './worker/jobs.js';
-import { recordIntegrationEvent } from '../operations/events/event.js';
-import { PENDING_SELECTION_TTL_HOURS } from '../operations/integrations/integration.js';
+import type { Sql } from '../db/index.js';
+import { platforms, PlatformError, type AccountChoice, type Platform } from '../platforms/index.js';
+import type { AppContext } from '../registry/context.js';
+import { enqueueRefresh } from '../worker/jobs.js';
+import { recordIntegrationEvent } from '../../operations/events/event.js';
+import { PENDING_SELECTION_TTL_HOURS } from '../../operations/integrations/integration.js';
 
 /**
  * Connecting an account: the link a user follows (`POST /integrations/connect`), the state it carries, and the

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { insertApiKey } from '../operations/api-keys/api-key.js';
-import type { Database, Sql } from './db/index.js';
-import { OperationError } from './registry/errors.js';
+import { insertApiKey } from '../../operations/api-keys/api-key.js';
+import type { Database, Sql } from '../db/index.js';
+import { OperationError } from '../registry/errors.js';
 
 export interface BootstrapOptions {
   plan?: string;
