@@ -5,7 +5,7 @@
  */
 import postgres from 'postgres';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
-import { createLogger } from '../src/service/logger.js';
+import { createLogger } from '../src/process/logger.js';
 import { bootstrap, type Workspace } from './admin.js';
 import { PLAN } from './fixture.js';
 

@@ -6,9 +6,9 @@
  * request, no work on the HTTP side can meet that target.
  */
 import { performance } from 'node:perf_hooks';
-import { loadConfig } from '../src/service/config.js';
+import { loadConfig } from '../src/process/config.js';
 import { openCore } from '../src/service/core.js';
-import { createLogger } from '../src/service/logger.js';
+import { createLogger } from '../src/process/logger.js';
 import { cpuPerRequest, sampleCpu, type CpuPerRequest } from './procs.js';
 
 export interface InProcessCase {

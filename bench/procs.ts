@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export { freePort } from '../src/service/free-port.js';
+export { freePort } from '../src/process/free-port.js';
 
 /** Resident memory of a process in MiB, from /proc/<pid>/status; undefined once it is gone. */
 export function rssMb(pid: number): number | undefined {

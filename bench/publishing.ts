@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { AtpAgent } from '@atproto/api';
 import { Logger, run as runWorker } from 'graphile-worker';
 import postgres from 'postgres';
-import { loadConfig, type Config } from '../src/service/config.js';
+import { loadConfig, type Config } from '../src/process/config.js';
 import { runnerSettings } from '../src/worker/index.js';
 import { startPds } from '../test/support/pds.js';
 import { bootstrap, connectBluesky, defineGenerousPlan } from './admin.js';

@@ -14,9 +14,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import type postgres from 'postgres';
-import { loadConfig } from '../src/service/config.js';
+import { loadConfig } from '../src/process/config.js';
 import { openCore, type Core } from '../src/service/core.js';
-import { createLogger } from '../src/service/logger.js';
+import { createLogger } from '../src/process/logger.js';
 import { rememberThreadLanguages } from '../src/platforms/detected-languages.js';
 import type { Sql } from '../src/db/index.js';
 import { recycleCandidates, runRecycle } from '../src/worker/recycle.js';

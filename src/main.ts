@@ -4,11 +4,11 @@
  */
 import { join } from 'node:path';
 import { bootstrapIfEmpty } from './admin/first-workspace.js';
-import { loadConfig } from './service/config.js';
+import { loadConfig } from './process/config.js';
 import { firstRunSetupLink } from './auth/sessions.js';
-import { createLogger } from './service/logger.js';
+import { createLogger } from './process/logger.js';
 import { startService } from './service/start.js';
-import { exitOnStartupFailure, orExit } from './service/startup.js';
+import { exitOnStartupFailure, orExit } from './process/startup.js';
 
 const args = new Set(process.argv.slice(2));
 const roles = args.has('--api') || args.has('--worker') ? { api: args.has('--api'), worker: args.has('--worker') } : { api: true, worker: true };

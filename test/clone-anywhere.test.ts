@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../src/service/free-port.js';
+import { freePort } from '../src/process/free-port.js';
 import { admin, checkout, cleanUp, gone, postmasterOf, run, stop, waitFor, type Running } from './support/processes.js';
 import { call } from './support/service.js';
 

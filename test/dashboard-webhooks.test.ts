@@ -5,7 +5,7 @@ import postgres from 'postgres';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { freePort } from '../src/service/free-port.js';
+import { freePort } from '../src/process/free-port.js';
 import { checkAccessibility, hasFocus, launchBrowser, pageErrors, screenshot, signedInOwner, tabTo } from './support/browser.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 

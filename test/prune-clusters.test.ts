@@ -3,7 +3,7 @@ import { chmod, lstat, mkdtemp, readdir, readFile, readlink, rename, rm, writeFi
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../src/service/free-port.js';
+import { freePort } from '../src/process/free-port.js';
 import { admin, alive, cleanUp, gone, postmasterOf, run, stop, waitFor, type Running } from './support/processes.js';
 import { call } from './support/service.js';
 

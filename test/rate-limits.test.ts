@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../src/service/free-port.js';
-import type { Principal } from '../src/registry/context.js';
+import { freePort } from '../src/process/free-port.js';
+import type { Principal } from '../src/auth/principal.js';
 import { FLUSH_MS } from '../src/registry/rate-limit.js';
 import { admin, run, stop, waitFor, type Running } from './support/processes.js';
 import { call, eventually, freshDatabase, startTestService, type Answer, type TestService } from './support/service.js';

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/service/config.js';
+import { loadConfig } from '../src/process/config.js';
 import {
   detectImageType,
   fetchRemoteFile,
@@ -14,8 +14,8 @@ import {
   type RemoteFetchOptions,
   type RemoteFetchReason,
 } from '../src/media/remote.js';
-import { freePort } from '../src/service/free-port.js';
-import { StartupError } from '../src/service/startup.js';
+import { freePort } from '../src/process/free-port.js';
+import { StartupError } from '../src/process/startup.js';
 
 // A real 1×1 PNG and GIF; a JPEG and a WebP are recognized by their first bytes.
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');

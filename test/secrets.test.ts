@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadEncryptionKey, parseEncryptionKey, secretsFrom } from '../src/auth/secrets.js';
-import { StartupError } from '../src/service/startup.js';
+import { StartupError } from '../src/process/startup.js';
 
 describe('secrets', () => {
   it('without ENCRYPTION_KEY, generates one key into DATA_DIR (mode 600), the same for every process, even at once', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../src/service/free-port.js';
+import { freePort } from '../src/process/free-port.js';
 import { admin, alive, cleanUp, gone, postmasterOf, run, stop, waitFor, type Running } from './support/processes.js';
 import { call } from './support/service.js';
 

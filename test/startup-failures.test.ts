@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../src/service/free-port.js';
+import { freePort } from '../src/process/free-port.js';
 import { postmasterOf, removeDataDir, run } from './support/processes.js';
 
 /**
@@ -114,12 +114,12 @@ describe.concurrent('a start that cannot succeed', () => {
 
   it('says the Node version is too old, before anything else runs; every script checks it first', async () => {
     const olderNode = `data:text/javascript,Object.defineProperty(process,"versions",{value:{...process.versions,node:"18.20.4"}})`;
-    const result = await promisify(execFile)(process.execPath, ['--import', olderNode, 'src/service/check-node.mjs']).catch((error) => error);
+    const result = await promisify(execFile)(process.execPath, ['--import', olderNode, 'src/process/check-node.mjs']).catch((error) => error);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('postwise: Node 18.20.4 is too old; Postwise needs Node >=20.19 (install a newer Node, e.g. the current LTS)\n');
     const { scripts } = JSON.parse(readFileSync('package.json', 'utf8'));
     for (const name of ['start', 'api', 'worker', 'admin', 'mcp:stdio', 'bench', 'test']) {
-      expect(scripts[name], name).toMatch(/^node src\/service\/check-node\.mjs && /);
+      expect(scripts[name], name).toMatch(/^node src\/process\/check-node\.mjs && /);
     }
   });
 });

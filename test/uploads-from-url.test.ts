@@ -11,7 +11,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../operations/index.js';
 import { MAX_UPLOAD_BYTES } from '../operations/uploads/upload.js';
-import { loadConfig } from '../src/service/config.js';
+import { loadConfig } from '../src/process/config.js';
 import { definePlan, setWorkspacePlan } from '../src/admin/plans.js';
 import { photo } from './support/images.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../src/service/free-port.js';
+import { freePort } from '../src/process/free-port.js';
 import { admin } from './support/processes.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 

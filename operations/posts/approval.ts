@@ -2,7 +2,7 @@ import { isOwner } from '../../src/auth/api-keys.js';
 import type { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';
-import type { Principal } from '../../src/registry/context.js';
+import type { Principal } from '../../src/auth/principal.js';
 import { enqueuePublish } from '../../src/worker/jobs.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 import type { Storage } from '../../src/storage/index.js';

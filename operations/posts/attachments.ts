@@ -3,10 +3,27 @@ import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import type { AttachedImage } from '../../src/platforms/index.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
-import { iso, text, uuid } from '../../src/registry/fields.js';
+import { iso, text, timestamp, uuid } from '../../src/registry/fields.js';
 import type { Storage } from '../../src/storage/index.js';
-import { mediaColumns, storedVariants, toMedia, type MediaRow } from '../media/media.js';
-import type { Attachment } from './post.js';
+import { Media, mediaColumns, storedVariants, toMedia, type MediaRow } from '../media/media.js';
+
+/** A post's image, in order, as the API shows it. */
+export const Attachment = z
+  .object({
+    id: uuid,
+    order: z.number().int(),
+    altText: z.string().nullable(),
+    postId: uuid,
+    mediaId: uuid,
+    media: Media.nullable(),
+    thumbnailMediaId: uuid.nullable(),
+    thumbnailSource: z.string().nullable().meta({ description: 'e.g. `FRAME_CAPTURE`' }),
+    thumbnailTimestampMs: z.number().nullable(),
+    thumbnail: Media.nullable(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Attachment' });
 
 /** rows[].media on createPost, and media on updatePost: completed uploads' media, in order. */
 export const mediaList = z

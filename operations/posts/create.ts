@@ -229,7 +229,7 @@ export default defineOperation({
       // One job per thread: the publish task of its first schedule publishes the replies after it.
       if (live && !rule) await enqueuePublish(tx, roots.map((root) => root.id as string));
       // The reads that make the events are by ids: one plan serves every create, where Postgres would plan each anew
-      // (measured: 44 → 51 creates a second, one at a time; docs/benchmarks.md "What events cost a create").
+      // (docs/benchmarks.md, "What events cost a create").
       await tx`SET LOCAL plan_cache_mode = force_generic_plan`;
       if (rule) await requestApproval(tx, posts.map((post) => post.id), rule);
       await recordPostEvents(tx, storage, auth.workspaceId, 'post.created', posts.map((post) => post.id));

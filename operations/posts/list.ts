@@ -148,8 +148,8 @@ export default defineOperation({
     // One statement, so the total and the page are of one snapshot.
     // Unfiltered, a page past the first starts at the day holding its first post, from the workspace's counts of posts
     // a day (post_day_counts, migrations/024_post_day_counts.sql), and skips only that day's newer posts: a page in the
-    // middle of 100,000 posts skipped 50,000 index entries. Its plan is the same whatever the values, and planning it
-    // on every run cost a fifth of the page: it is prepared, and Postgres may keep it.
+    // middle of a large workspace skipped half its index entries. Its plan is the same whatever the values, and
+    // planning it on every run cost a good part of the page: it is prepared, and Postgres may keep it.
     // Filtered, a page past the middle is walked from the oldest end (fewer rows to skip) and turned around here; only
     // the chosen walk runs. How many rows a filter matches depends on the workspace and the values, so a filtered page
     // is planned for its own: the generic plan Postgres otherwise reuses after five runs of a prepared statement took

@@ -3,10 +3,9 @@ import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import { timestamp, uuid } from '../../src/registry/fields.js';
 import { platform, tokenStatus } from '../integrations/integration.js';
-import { Media } from '../media/media.js';
 import type { Storage } from '../../src/storage/index.js';
 import type { AppContext } from '../../src/registry/context.js';
-import { attachmentsFingerprint, loadAttachments } from './attachments.js';
+import { Attachment, attachmentsFingerprint, loadAttachments } from './attachments.js';
 
 export const SCHEDULE_STATUSES = ['DRAFT', 'SCHEDULED', 'PUBLISHING', 'PUBLISHED', 'FAILED'] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
@@ -22,23 +21,6 @@ export const approvalStatus = z
   });
 
 export const canSchedule = z.boolean().meta({ description: 'False while the post waits for approval or is rejected: its schedules do not publish.' });
-
-export const Attachment = z
-  .object({
-    id: uuid,
-    order: z.number().int(),
-    altText: z.string().nullable(),
-    postId: uuid,
-    mediaId: uuid,
-    media: Media.nullable(),
-    thumbnailMediaId: uuid.nullable(),
-    thumbnailSource: z.string().nullable().meta({ description: 'e.g. `FRAME_CAPTURE`' }),
-    thumbnailTimestampMs: z.number().nullable(),
-    thumbnail: Media.nullable(),
-    createdAt: timestamp,
-    updatedAt: timestamp,
-  })
-  .meta({ id: 'Attachment' });
 
 export const FailureDetail = z.object({
   status: z.number().nullable(),
@@ -118,8 +100,8 @@ export type PostOutput = z.input<typeof Post>;
 /**
  * The Schedule fields of a row `s` of schedules, as the select list of a subquery whose row becomes the JSON
  * object (`row_to_json`, `json_agg`): the lists build their answer as JSON in Postgres, which costs Node a
- * JSON.parse instead of reading and converting every column (and `row_to_json` costs Postgres a third of what
- * `json_build_object` does). Callers add the shapes they carry (`integration`, `post`) after these.
+ * JSON.parse instead of reading and converting every column (and `row_to_json` costs Postgres less than
+ * `json_build_object`: docs/benchmarks.md). Callers add the shapes they carry (`integration`, `post`) after these.
  */
 export const scheduleColumns = (db: Sql, mediaUrls = db`'[]'::json`) => db`
   s.id AS "id", s.post_id AS "postId", s.organization_id AS "organizationId", s.user_id AS "userId",
@@ -162,8 +144,8 @@ export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, 
  *
  * The workspace is a filter of the aggregate rather than of the rows, so that the statement's estimates depend only on
  * how many ids it is given: Postgres then keeps its generic plan after five runs. Filtered in the WHERE clause, a small
- * workspace's custom plan looked five times cheaper than the generic one, and the statement was planned on every run:
- * 0.7–0.9 ms of Postgres for a page of ten posts, more than running it (docs/benchmarks.md).
+ * workspace's custom plan looked cheaper than the generic one, and the statement was planned on every run, which cost
+ * more than running it (docs/benchmarks.md).
  */
 const postFingerprints = (db: Sql, workspaceId: string, ids: string[]) => db<[{ fingerprints: string }]>`
   SELECT coalesce(json_object_agg(p.id, md5(concat_ws('|', p.xmin, u.xmin,
@@ -175,6 +157,9 @@ const postFingerprints = (db: Sql, workspaceId: string, ids: string[]) => db<[{ 
   FROM posts p LEFT JOIN users u ON u.id = p.user_id
   WHERE p.id = ANY(${ids}::uuid[])`;
 
+/** How much of the posts list's renders a process keeps: some thousands of posts of a few hundred characters. */
+const POSTS_KEPT_BYTES = 24_000_000;
+
 /**
  * The posts `ids` as loadPosts makes them, for a read outside any transaction: a post whose rows are unchanged since
  * this process last rendered it is served from `renders`.
@@ -183,7 +168,7 @@ export async function readPosts({ db, storage, renders }: Pick<AppContext, 'db' 
   if (ids.length === 0) return [];
   const [{ fingerprints: text }] = await postFingerprints(db, workspaceId, ids);
   const current = Object.entries(JSON.parse(text) as Record<string, string>).map(([id, fingerprint]) => ({ id, fingerprint }));
-  const rendered = await renders.posts.read(current, (stale) => renderPosts(db, storage, workspaceId, stale));
+  const rendered = await renders.of<PostOutput>('posts', POSTS_KEPT_BYTES).read(current, (stale) => renderPosts(db, storage, workspaceId, stale));
   return ids.flatMap((id) => rendered.get(id) ?? []);
 }
 

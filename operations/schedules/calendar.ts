@@ -5,7 +5,8 @@ import type { Storage } from '../../src/storage/index.js';
 import type { AppContext } from '../../src/registry/context.js';
 import { timestamp, uuid } from '../../src/registry/fields.js';
 import { platform } from '../integrations/integration.js';
-import { Schedule, scheduleColumns, type Attachment } from '../posts/post.js';
+import type { Attachment } from '../posts/attachments.js';
+import { Schedule, scheduleColumns } from '../posts/post.js';
 import { attachmentsFingerprint, loadAttachments } from '../posts/attachments.js';
 
 /** The post as the calendar shows it beside each schedule. */
@@ -32,6 +33,9 @@ export const CalendarCursor = z
 
 /** The keyset position of a page's last schedule, as `nextCursor`. */
 const cursorOf = (row: { id: string; cursorAt: string }) => ({ scheduledAt: row.cursorAt, id: row.id });
+
+/** How much of the calendar's renders a process keeps: some thousands of schedules. */
+const CALENDAR_KEPT_BYTES = 16_000_000;
 
 /**
  * A page of schedules as the calendar shows them, with their channel and post; `where` and `order` are fragments over
@@ -64,7 +68,7 @@ export async function selectCalendar(
   // From the page's last id, whether or not it is still there to show.
   const nextCursor = page.length > limit ? cursorOf(shown.at(-1)!) : null;
   // The schedules unchanged since this process rendered them are served again.
-  const rendered = await renders.calendar.read(shown, (stale) => {
+  const rendered = await renders.of<z.input<typeof CalendarSchedule>>('calendar', CALENDAR_KEPT_BYTES).read(shown, (stale) => {
     const postIds = new Set(shown.filter((row) => stale.includes(row.id)).map((row) => row.postId));
     return renderCalendar(db, storage, workspaceId, stale, [...postIds]);
   });

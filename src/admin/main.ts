@@ -6,15 +6,15 @@
  */
 import { parseArgs } from 'node:util';
 import { bootstrapWorkspace } from './first-workspace.js';
-import { loadConfig } from '../service/config.js';
+import { loadConfig } from '../process/config.js';
 import { openCore, type Core } from '../service/core.js';
 import { clustersDir, ClustersDirUnreadable, pruneClusters } from '../db/relocated-clusters.js';
-import { createLogger } from '../service/logger.js';
+import { createLogger } from '../process/logger.js';
 import { PLATFORMS, type Platform } from '../platforms/index.js';
 import { definePlan, setSubscription, setWorkspacePlan } from './plans.js';
 import { hashPassword, passwordProblem } from '../auth/passwords.js';
 import { OperationError } from '../registry/errors.js';
-import { exitOnStartupFailure, orExit } from '../service/startup.js';
+import { exitOnStartupFailure, orExit } from '../process/startup.js';
 
 const usage = `Usage: npm run admin -- <command> [options]
 

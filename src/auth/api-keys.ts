@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from '../db/index.js';
-import type { Principal } from '../registry/context.js';
+import type { Principal } from './principal.js';
 
 /** Keys read `pw_` + 43 base64url characters (256 random bits); the prefix makes a leaked key easy to spot. */
 const KEY_PREFIX = 'pw_';

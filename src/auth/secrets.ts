@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StartupError } from '../service/startup.js';
+import { StartupError } from '../process/startup.js';
 
 /**
  * The service's one secret, and what is made from it: credentials sealed at rest with AES-256-GCM, and HMAC

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Database, Sql } from '../db/index.js';
-import type { Principal } from '../registry/context.js';
+import type { Principal } from './principal.js';
 
 /**
  * Dashboard sessions, kept in Postgres: the cookie carries 256 random bits and the table only their SHA-256, so

@@ -12,8 +12,8 @@ import { chmod, cp, lstat, mkdir, mkdtemp, readlink, rename, rm, stat, symlink }
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, parse, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import type { Logger } from '../service/logger.js';
-import { describeFsError, StartupError } from '../service/startup.js';
+import type { Logger } from '../process/logger.js';
+import { describeFsError, StartupError } from '../process/startup.js';
 import { clustersDir, recordOwner } from './relocated-clusters.js';
 
 const run = promisify(execFile);

@@ -6,9 +6,9 @@ import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
-import type { Logger } from '../service/logger.js';
-import { freePort } from '../service/free-port.js';
-import { describeFsError, StartupError } from '../service/startup.js';
+import type { Logger } from '../process/logger.js';
+import { freePort } from '../process/free-port.js';
+import { describeFsError, StartupError } from '../process/startup.js';
 import { binariesReachableBy, clusterDirReachableBy, postgresUser, type PostgresUser } from './embedded-root.js';
 import { withFileLock } from './file-lock.js';
 

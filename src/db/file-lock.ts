@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { StartupError } from '../service/startup.js';
+import { StartupError } from '../process/startup.js';
 
 /** How long to wait for another process's short critical section (starting a cluster includes initdb). */
 const WAIT_MS = 120_000;

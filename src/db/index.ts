@@ -9,7 +9,7 @@ export type Sql = postgres.ISql<Record<string, never>>;
  * The planner's cost of reading a page out of order, for the service's sessions: its working set (a workspace's posts
  * and schedules, their indexes) is read from memory, where a random read costs about what a sequential one does, and
  * Postgres's default (4, for spinning disks) made it scan all of a workspace's posts rather than look up the few
- * hundred a filter matched (a week of one tag's posts: 57 ms against 8; docs/benchmarks.md). 1.1 is the value
+ * hundred a filter matched, several times slower (docs/benchmarks.md). 1.1 is the value
  * Postgres's documentation gives for solid-state storage.
  */
 const RANDOM_PAGE_COST = '1.1';

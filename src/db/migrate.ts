@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from '../service/logger.js';
+import type { Logger } from '../process/logger.js';
 import type { Database } from './index.js';
 
 const migrationsDir = fileURLToPath(new URL('../../migrations/', import.meta.url));

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { describeFsError } from '../service/startup.js';
+import { describeFsError } from '../process/startup.js';
 import { heldByLiveProcess } from './file-lock.js';
 
 /** Root's usual place for service data. */

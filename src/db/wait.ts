@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '../service/logger.js';
-import { StartupError } from '../service/startup.js';
+import type { Logger } from '../process/logger.js';
+import { StartupError } from '../process/startup.js';
 import type { Database } from './index.js';
 
 /** How long a start waits for DATABASE_URL to answer (its Postgres may be starting beside the service). */

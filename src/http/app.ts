@@ -3,8 +3,8 @@ import type { Duplex } from 'node:stream';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { parse as parseQuery } from 'qs';
 import type { Authenticate } from '../auth/api-keys.js';
-import type { Logger } from '../service/logger.js';
-import type { Principal } from '../registry/context.js';
+import type { Logger } from '../process/logger.js';
+import type { Principal } from '../auth/principal.js';
 import type { SessionPrincipal } from '../auth/sessions.js';
 import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE, statusOf, type ErrorCode } from '../registry/errors.js';
 import type { Operation } from '../registry/operation.js';
@@ -28,7 +28,7 @@ export interface HttpDependencies {
   mcp: { post: RequestHandler; stream: RequestHandler; end: RequestHandler };
   /** What every request to /mcp passes first, before its key is read (src/mcp/http.ts: mcpOriginGuard). */
   mcpGuard: RequestHandler;
-  /** TRUST_PROXY (src/service/config.ts). */
+  /** TRUST_PROXY (src/process/config.ts). */
   trustProxy: boolean | number | string;
   /** Pages outside /api/v1 and the registry (the dashboard, its sign-in endpoints, the connect pages), served as they are. */
   pages?: RequestHandler;
@@ -84,7 +84,7 @@ export function createHttpApp({ authenticateKey, authenticateSession, forgeryRef
   // must not tell a caller without a key which paths exist.
   app.use('/api/v1', authenticate('api'));
   // A router for each first segment (/posts, /tags...): a request is matched against its own resource's few routes,
-  // not against every operation's in turn (that walk cost REST, and MCP behind it, a tenth of a call's CPU).
+  // not against every operation's in turn (that walk was a measurable part of a call's CPU: docs/benchmarks.md).
   const routers = new Map<string, express.Router>();
   for (const operation of routeOrder(operations)) {
     const resource = operation.path.split('/')[1]!;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
 import express, { type Request, type Response, type Router } from 'express';
-import type { Logger } from '../service/logger.js';
+import type { Logger } from '../process/logger.js';
 
 /**
  * The dashboard: one HTML shell for every page URL, and the script and stylesheet it loads, bundled by esbuild

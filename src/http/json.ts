@@ -2,7 +2,8 @@ import type { Response } from 'express';
 
 /**
  * Answers with JSON text. Express's `send` copies the text into a Buffer to count its bytes; here they are counted
- * in place and the text goes to the socket as it is (for a 30 KB page of posts, that copy was 6% of a REST call's CPU).
+ * in place and the text goes to the socket as it is: for a page of posts that copy was a measurable part of a REST call's
+ * CPU (docs/benchmarks.md).
  */
 export function sendJsonText(res: Response, status: number, text: string): void {
   res.statusCode = status;

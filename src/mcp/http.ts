@@ -16,8 +16,8 @@ import type { Request, RequestHandler, Response } from 'express';
 import ipaddr from 'ipaddr.js';
 import { sendJson, sendJsonText } from '../http/json.js';
 import { setRateLimitHeaders } from '../http/rate-limit-headers.js';
-import type { Logger } from '../service/logger.js';
-import type { Principal } from '../registry/context.js';
+import type { Logger } from '../process/logger.js';
+import type { Principal } from '../auth/principal.js';
 import type { RateLimitState } from '../registry/rate-limit.js';
 import type { Database } from '../db/index.js';
 import { invalidParams, type CallTool, type McpServer, type PrincipalOf } from './server.js';
@@ -130,8 +130,8 @@ function uniqueIds(messages: JSONRPCMessage[]): boolean {
 /**
  * The JSON text of an answer. A tool's result carries its answer twice, as `structuredContent` and as that object's
  * JSON text in `content` (the specification's advice, for clients that read only text: src/mcp/server.ts makes both
- * from one body), so the object is written as that text instead of being serialised a second time (for a page of
- * posts, about 80 µs of the 240 its answer took to serialise: docs/benchmarks.md).
+ * from one body), so the object is written as that text instead of being serialised a second time (a third of what
+ * a page of posts took to serialise: docs/benchmarks.md).
  */
 function answerText(message: JSONRPCMessage): string {
   const result = 'result' in message ? (message.result as { structuredContent?: unknown; content?: { type: string; text?: string }[] }) : undefined;

@@ -18,7 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Database } from '../db/index.js';
-import type { Principal } from '../registry/context.js';
+import type { Principal } from '../auth/principal.js';
 import { declaredErrors, type Operation } from '../registry/operation.js';
 import type { Pipeline } from '../registry/pipeline.js';
 import { EVENTS_URI, isResourceUri, SCHEDULE_URI_TEMPLATE, scheduleIdOf, subscribe, unsubscribe } from './subscriptions.js';

@@ -5,10 +5,10 @@
  * Only MCP messages go to stdout; logs go to stderr.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { loadConfig } from '../service/config.js';
+import { loadConfig } from '../process/config.js';
 import { openCore } from '../service/core.js';
-import { createLogger } from '../service/logger.js';
-import { exitOnStartupFailure, orExit } from '../service/startup.js';
+import { createLogger } from '../process/logger.js';
+import { exitOnStartupFailure, orExit } from '../process/startup.js';
 import { createMcpServer, invalidParams, withoutTask } from './server.js';
 import { newSessionId, NotificationStreams } from './subscriptions.js';
 

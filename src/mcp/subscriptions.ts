@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 import type { Database } from '../db/index.js';
-import type { Logger } from '../service/logger.js';
-import type { Principal } from '../registry/context.js';
+import type { Logger } from '../process/logger.js';
+import type { Principal } from '../auth/principal.js';
 
 /**
  * MCP resource subscriptions over Streamable HTTP (docs/mcp.md#subscriptions). The server stays stateless for every

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AtpSessionData, CredentialSession, XRPCError } from '@atproto/api';
 import { TID } from '@atproto/common-web';
-import type { PlatformRules } from './index.js';
 import { postLanguages } from './languages.js';
 import { BLUESKY_MAX_IMAGE_BYTES, blueskyRules } from './rules.js';
 import {
@@ -9,6 +8,7 @@ import {
   type Connection,
   type OutgoingImage,
   type PostKey,
+  type PlatformRules,
   type PublishedPost,
   type Publisher,
   type PublishingAccount,

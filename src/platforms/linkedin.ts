@@ -1,6 +1,5 @@
 import * as oauth from 'oauth4webapi';
-import type { LinkedInConfig } from '../service/config.js';
-import type { PlatformRules } from './index.js';
+import type { LinkedInConfig } from '../process/config.js';
 import { LINKEDIN_HASHTAG, LINKEDIN_IMAGE_TYPES, linkedinRules } from './rules.js';
 import {
   PlatformError,
@@ -10,6 +9,7 @@ import {
   type ImageVersion,
   type OAuthConnect,
   type OutgoingImage,
+  type PlatformRules,
   type PublishedPost,
   type Publisher,
   type PublishingAccount,

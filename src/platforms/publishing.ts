@@ -1,9 +1,19 @@
-import type { Config } from '../service/config.js';
+import type { Config } from '../process/config.js';
+import type { ContentRules } from './rules.js';
 
 /**
- * The publishing side of a platform adapter (see PlatformRules in index.ts): the types every adapter shares, kept
- * apart from the list of adapters so an adapter can import them without importing the list.
+ * The types every adapter shares, kept apart from the list of adapters (index.ts) so an adapter can import them
+ * without importing the list.
  */
+
+/**
+ * One platform: its content rules (pure, in ./rules.ts, which the dashboard's composer imports too), and once it can be
+ * published to, its publisher (its file). A new platform is its rules, its file and a line in `platforms` (index.ts).
+ */
+export interface PlatformRules extends ContentRules {
+  /** Absent while the platform cannot be connected yet. */
+  publisher?: Publisher;
+}
 
 /** What a user gives to connect an account: who they are on the platform, a secret, and where their account lives. */
 export interface ConnectInput {

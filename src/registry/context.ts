@@ -1,20 +1,13 @@
-import type { Config } from '../service/config.js';
+import type { Config } from '../process/config.js';
 import type { Database } from '../db/index.js';
-import type { Logger } from '../service/logger.js';
+import type { Logger } from '../process/logger.js';
 import type { Secrets } from '../auth/secrets.js';
 import type { Storage } from '../storage/index.js';
 import type { Renders } from './render-cache.js';
 import type { ErrorCode } from './errors.js';
+import type { Principal } from '../auth/principal.js';
 
-/** Who is calling. Visibility decides what an API key reaches; later principals (sessions) are added here. */
-export type Principal =
-  | { kind: 'apiKey'; keyId: string; userId: string; workspaceId: string }
-  /** A member signed in to the dashboard (src/auth/sessions.ts): reaches every operation, in the browser rate-limit bucket. */
-  | { kind: 'session'; sessionId: string; userId: string; workspaceId: string }
-  /** The admin command, acting for a user inside one workspace; reaches internal operations. */
-  | { kind: 'admin'; userId: string; workspaceId: string };
-
-/** Built once in src/main.ts and shared by every surface. */
+/** Built once (src/service/core.ts) and shared by every surface. */
 export interface AppContext {
   config: Config;
   db: Database;

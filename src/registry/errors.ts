@@ -1,6 +1,6 @@
 /**
  * Every error code the service answers, each with its one HTTP status. An operation declares the codes its
- * handler may raise; the pipeline adds the ones every call can meet (see `pipelineErrors`).
+ * handler may raise; the pipeline adds the ones every call can meet (`declaredErrors` in operation.ts).
  */
 export const errorCatalogue = {
   VALIDATION_ERROR: { status: 400, description: 'The input breaks a rule; the message names the field and the rule.' },

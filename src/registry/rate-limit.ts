@@ -1,6 +1,6 @@
 import type { Database } from '../db/index.js';
-import type { Logger } from '../service/logger.js';
-import type { Principal } from './context.js';
+import type { Logger } from '../process/logger.js';
+import type { Principal } from '../auth/principal.js';
 
 /** Requests are counted per workspace in one-minute windows: the plan's limit is per minute. */
 export const WINDOW_SECONDS = 60;

@@ -1,13 +1,10 @@
 import { LRUCache } from 'lru-cache';
-import type { z } from 'zod';
-import type { PostOutput } from '../../operations/posts/post.js';
-import type { CalendarSchedule } from '../../operations/schedules/calendar.js';
 
 /**
  * What the lists rendered lately, each kept beside the fingerprint of the rows it was made from: a read gets the
  * fingerprints of the rows it shows from Postgres (with the page's ids, or by one light statement), serves the renders
- * whose fingerprint is unchanged and renders only the rest. A page read again costs a third of its first read
- * (docs/benchmarks.md).
+ * whose fingerprint is unchanged and renders only the rest, which makes a page read again much cheaper than its first
+ * read (docs/benchmarks.md).
  *
  * A fingerprint is made of the rows' `xmin`, the transaction that wrote each row's current version: every committed
  * change, by any process or by hand, gives a row a new version with another `xmin`, and a deleted or added row changes
@@ -51,15 +48,19 @@ export class RenderCache<T extends object> {
 }
 
 /**
- * The renders a process keeps, the least recently read dropped first: posts as the posts list shows them (24 MB, some
- * 8,000 posts of a few hundred characters on two channels), schedules as the calendar does (16 MB, some 12,000).
+ * The render caches a process keeps, one per kind of render, made on first use by the module that renders that kind
+ * (which alone knows its type and how much of it is worth keeping), so this layer knows nothing of what is rendered.
  */
-export interface Renders {
-  posts: RenderCache<PostOutput>;
-  calendar: RenderCache<z.input<typeof CalendarSchedule>>;
-}
+export class Renders {
+  readonly #caches = new Map<string, RenderCache<object>>();
 
-export const makeRenders = (): Renders => ({ posts: new RenderCache(24_000_000), calendar: new RenderCache(16_000_000) });
+  /** The cache named `name`, made with `maxBytes` on first use; a name always stands for one type of render. */
+  of<T extends object>(name: string, maxBytes: number): RenderCache<T> {
+    let cache = this.#caches.get(name);
+    if (!cache) this.#caches.set(name, (cache = new RenderCache<object>(maxBytes)));
+    return cache as unknown as RenderCache<T>;
+  }
+}
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {

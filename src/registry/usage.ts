@@ -1,5 +1,5 @@
 import type { Database } from '../db/index.js';
-import type { Logger } from '../service/logger.js';
+import type { Logger } from '../process/logger.js';
 
 export type Surface = 'api' | 'mcp';
 

@@ -1,18 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { keyAuthenticator, type Authenticate } from '../auth/api-keys.js';
 import { operations } from '../../operations/index.js';
-import type { Config } from './config.js';
+import type { Config } from '../process/config.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { connect, type Database } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import { waitForDatabase } from '../db/wait.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../process/logger.js';
 import type { AppContext } from '../registry/context.js';
 import { Pipeline, type Outcome } from '../registry/pipeline.js';
 import { RateLimiter } from '../registry/rate-limit.js';
 import { loadEncryptionKey, secretsFrom, type Secrets } from '../auth/secrets.js';
 import { openStorage, type Storage } from '../storage/index.js';
-import { makeRenders } from '../registry/render-cache.js';
+import { Renders } from '../registry/render-cache.js';
 import { UsageRecorder } from '../registry/usage.js';
 import { installWorkerSchema } from '../worker/index.js';
 
@@ -64,7 +64,7 @@ export async function openCore(config: Config, logger: Logger): Promise<Core> {
     await database.stop();
     throw error;
   }
-  const app: AppContext = { config, db, logger, secrets, storage, renders: makeRenders(), publicUrl: config.publicUrl ?? `http://${config.host}:${config.port}` };
+  const app: AppContext = { config, db, logger, secrets, storage, renders: new Renders(), publicUrl: config.publicUrl ?? `http://${config.host}:${config.port}` };
   const usage = new UsageRecorder(db, logger, config.usageFlushMs);
   const limiter = new RateLimiter(db, logger);
   const pipeline = new Pipeline(app, usage, limiter);

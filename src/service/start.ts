@@ -1,16 +1,16 @@
 import type { Server } from 'node:http';
 import express from 'express';
 import { openCore, VERSION, type Core } from './core.js';
-import type { Config } from './config.js';
+import type { Config } from '../process/config.js';
 import { answerClientErrors, createHttpApp } from '../http/app.js';
 import { connectPages } from '../http/connect-pages.js';
 import { dashboardPages } from '../http/dashboard.js';
 import { forgeryRefusal, sessionOf, sessionRoutes } from '../http/sign-in.js';
 import { openApiDocument } from '../http/openapi.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../process/logger.js';
 import { connectMcpOverHttp, mcpOriginGuard, principalOfHttpCall } from '../mcp/http.js';
 import { createMcpServer } from '../mcp/server.js';
-import { StartupError } from './startup.js';
+import { StartupError } from '../process/startup.js';
 import { startWorker, type Worker } from '../worker/index.js';
 
 export interface Service {

@@ -4,8 +4,8 @@ import http from 'node:http';
 import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
 import AWSAccount from '@20minutes/s3rver/lib/models/account.js';
-import type { S3Config } from '../service/config.js';
-import { StartupError, describeFsError } from '../service/startup.js';
+import type { S3Config } from '../process/config.js';
+import { StartupError, describeFsError } from '../process/startup.js';
 
 export const EMBEDDED_BUCKET = 'postwise';
 

@@ -1,6 +1,6 @@
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { Config, S3Config } from '../service/config.js';
+import type { Config, S3Config } from '../process/config.js';
 import { startEmbeddedS3 } from './embedded.js';
 
 /** The object store, one code path for AWS S3, MinIO and the embedded server. */

@@ -1,7 +1,7 @@
 import { Logger as WorkerLogger, run, runMigrations, type RunnerOptions } from 'graphile-worker';
-import type { Config } from '../service/config.js';
+import type { Config } from '../process/config.js';
 import type { Database } from '../db/index.js';
-import type { Logger } from '../service/logger.js';
+import type { Logger } from '../process/logger.js';
 import type { AppContext } from '../registry/context.js';
 import { CRONTAB } from './jobs.js';
 import { recoverAbandoned } from './publish.js';

@@ -4,8 +4,8 @@
  */
 import postgres from 'postgres';
 import { expect } from 'vitest';
-import type { Config } from '../../src/service/config.js';
-import { loadConfig } from '../../src/service/config.js';
+import type { Config } from '../../src/process/config.js';
+import { loadConfig } from '../../src/process/config.js';
 import { startFakeLinkedIn, type FakeLinkedIn, type FakeMember } from './linkedin.js';
 import { call, startTestService, type TestService, type Workspace } from './service.js';
 

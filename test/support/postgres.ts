@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
-import { createLogger } from '../../src/service/logger.js';
+import { createLogger } from '../../src/process/logger.js';
 import { removeDataDir } from './processes.js';
 
 declare module 'vitest' {

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 import { bootstrapWorkspace, type BootstrapOptions } from '../../src/admin/first-workspace.js';
-import { loadConfig, type Config } from '../../src/service/config.js';
-import { createLogger } from '../../src/service/logger.js';
+import { loadConfig, type Config } from '../../src/process/config.js';
+import { createLogger } from '../../src/process/logger.js';
 import { startService, type Service } from '../../src/service/start.js';
 import { removeDataDir } from './processes.js';
 

@@ -1,0 +1,7 @@
+/** Who is calling. Visibility decides, in the pipeline, what each kind may reach. */
+export type Principal =
+  | { kind: 'apiKey'; keyId: string; userId: string; workspaceId: string }
+  /** A member signed in to the dashboard (src/auth/sessions.ts): reaches every operation, in the browser rate-limit bucket. */
+  | { kind: 'session'; sessionId: string; userId: string; workspaceId: string }
+  /** The admin command, acting for a user inside one workspace; reaches internal operations. */
+  | { kind: 'admin'; userId: string; workspaceId: string };
