@@ -4,59 +4,45 @@
 /** Our own code; packages and Node's modules are not limited here. */
 const ours = '^(src|operations|migrations|test|bench|tools|bin)/';
 
+/** A rule every import must keep. */
+const rule = (name, comment, from, to) => ({ name, severity: 'error', comment, from, to });
+
 export default {
   forbidden: [
-    { name: 'no-circular', severity: 'error', comment: 'No import circle, type imports included.', from: {}, to: { circular: true } },
-    {
-      name: 'registry-knows-no-operation',
-      severity: 'error',
-      comment: 'The registry defines operations and runs them; it never names one.',
-      from: { path: '^src/registry/' },
-      to: { path: '^operations/' },
-    },
-    {
-      name: 'dashboard-is-a-client',
-      severity: 'error',
-      comment:
-        'The dashboard is bundled for the browser: it imports its own files and only the shared modules its build hashes ' +
+    rule('no-circular', 'No import circle, type imports included.', {}, { circular: true }),
+    rule('registry-knows-no-operation', 'The registry defines operations and runs them; it never names one.', { path: '^src/registry/' }, { path: '^operations/' }),
+    rule(
+      'dashboard-is-a-client',
+      'The dashboard is bundled for the browser: it imports its own files and only the shared modules its build hashes ' +
         '(sourceHash in src/http/dashboard.ts).',
-      from: { path: '^src/dashboard/' },
-      to: { path: ours, pathNot: ['^src/dashboard/', '^src/platforms/(rules|facets)\\.ts$', '^operations/events/types\\.ts$'] },
-    },
-    {
-      name: 'dashboard-shared-modules-are-leaves',
-      severity: 'error',
-      comment: 'What the dashboard shares with the server imports nothing else of ours, so the bundle holds no server code.',
-      from: { path: '^(src/platforms/(rules|facets)|operations/events/types)\\.ts$' },
-      to: { path: ours, pathNot: '^src/platforms/(rules|facets)\\.ts$' },
-    },
-    {
-      name: 'cli-is-a-client',
-      severity: 'error',
-      comment: 'The command-line client speaks HTTP to a server: it imports no server module (docs/cli.md).',
-      from: { path: '^(src/cli/|bin/)' },
-      to: { path: ours, pathNot: '^src/cli/' },
-    },
-    {
-      name: 'foundations-stay-below',
-      severity: 'error',
-      comment: 'The process, the database, the object store, the platforms, media and auth are used by the rest and use none of it.',
-      from: { path: '^src/(process|db|storage|platforms|media|auth)/' },
-      to: { path: '^(operations/|src/(registry|http|mcp|worker|service|channels|admin|dashboard|cli)/)' },
-    },
-    {
-      name: 'wiring-only-from-entry-points',
-      severity: 'error',
-      comment: 'src/service builds and starts every part: only the entry points (and tests and benchmarks) import it.',
-      from: { path: '^(src|operations)/', pathNot: ['^src/main\\.ts$', '^src/admin/main\\.ts$', '^src/mcp/stdio\\.ts$', '^src/service/'] },
-      to: { path: '^src/service/' },
-    },
-    {
-      name: 'product-code-imports-no-test',
-      severity: 'error',
-      from: { path: '^(src|operations)/' },
-      to: { path: '^(test|bench)/' },
-    },
+      { path: '^src/dashboard/' },
+      { path: ours, pathNot: ['^src/dashboard/', '^src/platforms/(rules|facets)\\.ts$', '^operations/events/types\\.ts$'] },
+    ),
+    rule(
+      'dashboard-shared-modules-are-leaves',
+      'What the dashboard shares with the server imports nothing else of ours, so the bundle holds no server code.',
+      { path: '^(src/platforms/(rules|facets)|operations/events/types)\\.ts$' },
+      { path: ours, pathNot: '^src/platforms/(rules|facets)\\.ts$' },
+    ),
+    rule(
+      'cli-is-a-client',
+      'The command-line client speaks HTTP to a server: it imports no server module (docs/cli.md).',
+      { path: '^(src/cli/|bin/)' },
+      { path: ours, pathNot: '^src/cli/' },
+    ),
+    rule(
+      'foundations-stay-below',
+      'The process, the database, the object store, the platforms, media and auth are used by the rest and use none of it.',
+      { path: '^src/(process|db|storage|platforms|media|auth)/' },
+      { path: '^(operations/|src/(registry|http|mcp|worker|service|channels|admin|dashboard|cli)/)' },
+    ),
+    rule(
+      'wiring-only-from-entry-points',
+      'src/service builds and starts every part: only the entry points (and tests and benchmarks) import it.',
+      { path: '^(src|operations)/', pathNot: ['^src/main\\.ts$', '^src/admin/main\\.ts$', '^src/mcp/stdio\\.ts$', '^src/service/'] },
+      { path: '^src/service/' },
+    ),
+    rule('product-code-imports-no-test', 'Tests and benchmarks use the product, never the other way.', { path: '^(src|operations)/' }, { path: '^(test|bench)/' }),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -119,3 +119,16 @@ export async function makeCalendar(env: NodeJS.ProcessEnv, sql: postgres.Sql, sc
   }
   return { ...workspace, schedules: count, posts, insertSeconds, analyzeSeconds, first, endCursor, firstAfterEndCursor };
 }
+
+/** A completed upload and its media, a photo whose object was never stored (lists and runs only name it): its id. */
+export async function insertUnstoredPhoto(tx: postgres.TransactionSql, ws: string): Promise<string> {
+  const [upload] = await tx<{ id: string }[]>`
+    INSERT INTO uploads (id, organization_id, scenario_id, file_name, declared_type, size, checksum, object_key, status, expires_at, completed_at)
+    VALUES (gen_random_uuid(), ${ws}, 'post_attachments', 'photo.jpg', 'image/jpeg', 1000, 'x', ${`bench/${ws}/photo.jpg`}, 'completed', now(), now())
+    RETURNING id`;
+  const [media] = await tx<{ id: string }[]>`
+    INSERT INTO media (id, organization_id, upload_id, type, mime_type, object_key, size, width, height, variants_status)
+    VALUES (gen_random_uuid(), ${ws}, ${upload!.id}, 'IMAGE', 'image/jpeg', ${`bench/${ws}/photo.jpg`}, 1000, 120, 90, 'ready')
+    RETURNING id`;
+  return media!.id;
+}

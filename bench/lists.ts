@@ -7,7 +7,7 @@
  */
 import type postgres from 'postgres';
 import { bootstrap, type Workspace } from './admin.js';
-import { numberedPostId } from './calendar.js';
+import { insertUnstoredPhoto, numberedPostId } from './calendar.js';
 import { PLAN } from './fixture.js';
 import { compactPostCounts } from '../src/worker/post-counts.js';
 
@@ -37,14 +37,7 @@ export async function makeListsWorkspace(env: NodeJS.ProcessEnv, sql: postgres.S
       INSERT INTO tags (organization_id, name, slug)
       SELECT ${ws}::uuid, 'Tag ' || k, 'tag-' || k FROM generate_series(1, ${TAGS}::int) AS k RETURNING id`;
     // One completed upload and its media, attached to every tenth post (its object need not exist: lists only name it).
-    const [upload] = await tx<{ id: string }[]>`
-      INSERT INTO uploads (id, organization_id, scenario_id, file_name, declared_type, size, checksum, object_key, status, expires_at, completed_at)
-      VALUES (gen_random_uuid(), ${ws}, 'post_attachments', 'photo.jpg', 'image/jpeg', 1000, 'x', ${`bench/${ws}/photo.jpg`}, 'completed', now(), now())
-      RETURNING id`;
-    const [media] = await tx<{ id: string }[]>`
-      INSERT INTO media (id, organization_id, upload_id, type, mime_type, object_key, size, width, height, variants_status)
-      VALUES (gen_random_uuid(), ${ws}, ${upload!.id}, 'IMAGE', 'image/jpeg', ${`bench/${ws}/photo.jpg`}, 1000, 120, 90, 'ready')
-      RETURNING id`;
+    const mediaId = await insertUnstoredPhoto(tx, ws);
     await tx`
       INSERT INTO posts (id, organization_id, user_id, content, created_at, updated_at)
       SELECT ${postId}, ${ws}::uuid, ${workspace.userId}::uuid,
@@ -72,7 +65,7 @@ export async function makeListsWorkspace(env: NodeJS.ProcessEnv, sql: postgres.S
       SELECT ${postId}, (${tags.map((tag) => tag.id)}::uuid[])[(n + 7) % ${TAGS}::int + 1], ${ws}::uuid FROM generate_series(1, ${posts}::int) AS n WHERE n % 21 = 0`;
     await tx`
       INSERT INTO attachments (post_id, organization_id, media_id, "order", alt_text)
-      SELECT ${postId}, ${ws}::uuid, ${media!.id}::uuid, 0, 'A photo' FROM generate_series(1, ${posts}::int) AS n WHERE n % 10 = 0`;
+      SELECT ${postId}, ${ws}::uuid, ${mediaId}::uuid, 0, 'A photo' FROM generate_series(1, ${posts}::int) AS n WHERE n % 10 = 0`;
     return { bluesky: bluesky!.id, linkedin: linkedin!.id, tag: tags[0]!.id };
   });
   // What the worker's crontab does within a minute (the counters' deltas summed), then what autovacuum does to a table

@@ -21,7 +21,7 @@ import { rememberThreadLanguages } from '../src/platforms/detected-languages.js'
 import type { Sql } from '../src/db/index.js';
 import { recycleCandidates, runRecycle } from '../src/worker/recycle.js';
 import { bootstrap, createIntegration, defineGenerousPlan, type Workspace } from './admin.js';
-import { numberedPostId, openDatabase } from './calendar.js';
+import { insertUnstoredPhoto, numberedPostId, openDatabase } from './calendar.js';
 import { ALLOWANCE, PLAN } from './fixture.js';
 import type { RunningService } from './service.js';
 import { compactPostCounts } from '../src/worker/post-counts.js';
@@ -240,14 +240,7 @@ async function makeRecycleWorkspace(
   const ids = await sql.begin(async (tx) => {
     // Channels made by the admin command have no credentials; a rule only recycles to channels that can publish.
     await tx`UPDATE integrations SET token_status = 'VALID' WHERE organization_id = ${ws}`;
-    const [upload] = await tx<{ id: string }[]>`
-      INSERT INTO uploads (id, organization_id, scenario_id, file_name, declared_type, size, checksum, object_key, status, expires_at, completed_at)
-      VALUES (gen_random_uuid(), ${ws}, 'post_attachments', 'photo.jpg', 'image/jpeg', 1000, 'x', ${`bench/${ws}/photo.jpg`}, 'completed', now(), now())
-      RETURNING id`;
-    const [media] = await tx<{ id: string }[]>`
-      INSERT INTO media (id, organization_id, upload_id, type, mime_type, object_key, size, width, height, variants_status)
-      VALUES (gen_random_uuid(), ${ws}, ${upload!.id}, 'IMAGE', 'image/jpeg', ${`bench/${ws}/photo.jpg`}, 1000, 120, 90, 'ready')
-      RETURNING id`;
+    const mediaId = await insertUnstoredPhoto(tx, ws);
     const made = await tx<{ id: string }[]>`
       INSERT INTO posts (id, organization_id, user_id, content, is_evergreen, created_at, updated_at)
       SELECT ${postId}, ${ws}::uuid, ${workspace.userId}::uuid,
@@ -279,7 +272,7 @@ async function makeRecycleWorkspace(
       FROM generate_series(1, ${posts}::int) AS n WHERE n % 20 = 2`;
     await tx`
       INSERT INTO attachments (post_id, organization_id, media_id, "order", alt_text)
-      SELECT ${postId}, ${ws}::uuid, ${media!.id}::uuid, 0, 'A photo' FROM generate_series(1, ${posts}::int) AS n WHERE n % 10 = 5`;
+      SELECT ${postId}, ${ws}::uuid, ${mediaId}::uuid, 0, 'A photo' FROM generate_series(1, ${posts}::int) AS n WHERE n % 10 = 5`;
     return made.map((post) => post.id);
   });
   // What autovacuum and the crontab do after this many inserts (see bench/lists.ts).
