@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { setCsrfToken, whenSignedOut } from './api.js';
 import { getSession, signOut, type Session } from './auth.js';
 import { Layout, PublicLayout } from './components/layout.js';
-import { Loading } from './components/page.js';
+import { Loading, type PageProps } from './components/page.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { ApprovalsPage } from './pages/approvals.js';
 import { WebhooksPage } from './pages/webhooks.js';
@@ -19,13 +19,6 @@ import { SetupPage } from './pages/setup.js';
 import { UsagePage } from './pages/usage.js';
 import { WorkspacePage } from './pages/workspace.js';
 import { navigate, safeNext, useLocation } from './router.js';
-
-/** What a page of the signed-in frame receives. */
-export interface PageProps {
-  session: Session;
-  /** After a change the header shows (the workspace's name). */
-  updateSession: (session: Session) => void;
-}
 
 const PUBLIC_PAGES = new Set(['/login', '/setup', '/invite']);
 /** `/posts/{id}`: a post opened in the composer. */

@@ -2,7 +2,8 @@
  * The platforms' rules for text and media, pure: no Node module, no I/O. The server's platform adapters
  * (src/platforms/bluesky.ts, linkedin.ts, joined in index.ts) and so the API's CONTENT_TOO_LONG and MEDIA_RULE_VIOLATED
  * answers come from here, and so do the dashboard composer's live counters (esbuild bundles this file into the
- * dashboard): one rule, counted the same way on both sides. See docs/limits.md#platform-rules.
+ * dashboard): one rule, counted the same way on both sides. See docs/limits.md#platform-rules. The dashboard reads
+ * every platform's name, limits and features here too (src/dashboard/platforms.ts): none of its pages names one.
  */
 
 /** The platforms a workspace can have channels on. */
@@ -42,6 +43,16 @@ export interface ContentRules {
   checkText(text: string, as?: 'post' | 'comment'): TooLong | null;
   /** Whether posts can have replies published under them as a thread (`thread` parts); LinkedIn has no threads. */
   threads: boolean;
+  /** Whether a post carries language tags: the workspace's default `languages`, or those detected (Bluesky's `langs`). */
+  languages: boolean;
+  /**
+   * How an account is connected (src/channels/connect.ts): `app-password`, a handle and an app password given to this
+   * service (its connect page, and the dashboard's own form); `oauth`, the platform's consent pages, which `explained`
+   * tells a person about before they go there.
+   */
+  connect: { method: 'app-password' } | { method: 'oauth'; explained: string };
+  /** Whether disconnecting a channel revokes its tokens at the platform (its adapter's `revoke`). */
+  revokes: boolean;
   /** The first rule the images of one post break, as a sentence naming the platform and the rule, or null. */
   checkMedia(images: AttachedImage[]): string | null;
   /** The limits as numbers, for counters and for saying the rules before anything is submitted. */
@@ -101,6 +112,9 @@ export const BLUESKY_MAX_ALT_GRAPHEMES = 2000;
 export const blueskyRules: ContentRules = {
   label: 'Bluesky',
   threads: true,
+  languages: true,
+  connect: { method: 'app-password' },
+  revokes: false,
   checkText(text) {
     const length = countGraphemes(text);
     if (length > BLUESKY_MAX_GRAPHEMES) return { limit: BLUESKY_MAX_GRAPHEMES, length, unit: 'graphemes' };
@@ -153,6 +167,12 @@ export const linkedinRules: ContentRules = {
   label: 'LinkedIn',
   // A post's replies are comments, which cannot carry a post of their own: a thread is refused when it is written.
   threads: false,
+  languages: false,
+  connect: {
+    method: 'oauth',
+    explained: 'LinkedIn asks you to sign in and to allow Postwise to post; if you manage LinkedIn pages, you then choose whom the channel posts as.',
+  },
+  revokes: true,
   checkText(text, as = 'post') {
     // Counted in UTF-16 code units, the strictest reading of LinkedIn's "3000 characters" (an emoji counts 2),
     // so text accepted here is never refused by LinkedIn for its length.

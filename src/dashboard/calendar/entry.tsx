@@ -1,5 +1,6 @@
 import type { CalendarSchedule } from './data.js';
-import { excerpt, PLATFORM_LABELS, StatusBadge } from './status.js';
+import { platformLabel } from '../platforms.js';
+import { excerpt, StatusBadge } from './status.js';
 import { formatTimeInZone } from '../zoned-time.js';
 
 /** Whether a schedule's post waits for approval or was rejected: it does not publish, and cannot be moved or retried. */
@@ -80,7 +81,7 @@ export function Entry({ schedule, timeZone, detailed, onOpen, onDragStart, onDra
           <span class="entry-text">
             <span class="entry-channel">
               {schedule.integration.name}
-              <span class="visually-hidden"> ({PLATFORM_LABELS[schedule.integration.platform] ?? schedule.integration.platform})</span>
+              <span class="visually-hidden"> ({platformLabel(schedule.integration.platform)})</span>
               {schedule.threadOrder > 0 && <span class="entry-part"> · part {schedule.threadOrder + 1}</span>}
             </span>
             <span class="entry-excerpt">{excerpt(schedule.scheduledContent, detailed ? 160 : 60)}</span>

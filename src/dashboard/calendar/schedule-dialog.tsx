@@ -1,12 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, call, errorFor, formError } from '../api.js';
 import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
-import { Modal } from '../components/modal.js';
+import { Dialog } from '../components/dialog.js';
 import { useAction } from '../hooks.js';
 import { navigate } from '../router.js';
 import type { CalendarSchedule } from './data.js';
 import { canMove, ChannelAvatar, heldForApproval, Thumbnail } from './entry.js';
-import { excerpt, PLATFORM_LABELS, StatusBadge } from './status.js';
+import { platformLabel } from '../platforms.js';
+import { excerpt, StatusBadge } from './status.js';
 import { dayOf, formatDayLong, formatInZone, instantAt, timeOf, zoneName } from '../zoned-time.js';
 
 export type DialogStep = 'details' | 'move' | 'delete';
@@ -38,7 +39,7 @@ export function ScheduleDialog({ schedule, step, setStep, timeZone, onClose, onC
         ? schedule.status === 'PUBLISHED'
           ? 'Delete the published post?'
           : 'Delete this schedule?'
-        : `${PLATFORM_LABELS[schedule.integration.platform] ?? ''} post on ${schedule.integration.name}`;
+        : `${platformLabel(schedule.integration.platform)} post on ${schedule.integration.name}`;
 
   const retry = async () => {
     if (!schedule) return;
@@ -59,7 +60,7 @@ export function ScheduleDialog({ schedule, step, setStep, timeZone, onClose, onC
   };
 
   return (
-    <Modal
+    <Dialog
       open={!!schedule}
       title={title}
       step={step}
@@ -67,6 +68,8 @@ export function ScheduleDialog({ schedule, step, setStep, timeZone, onClose, onC
       onClose={() => (step === 'details' ? onClose() : setStep('details'))}
       returnFocus={returnFocus}
       class="schedule-dialog"
+      // Deleting is confirmed in the dialog: its Cancel (or Escape) steps back to the details.
+      confirm={schedule && step === 'delete' ? { label: 'Delete', busyLabel: 'Deleting…', error: action.error?.message, onConfirm: remove } : undefined}
     >
       {schedule && step === 'details' && (
         <>
@@ -114,25 +117,14 @@ export function ScheduleDialog({ schedule, step, setStep, timeZone, onClose, onC
         <MoveForm schedule={schedule} timeZone={timeZone} move={move} onCancel={() => setStep('details')} onMoved={onClose} />
       )}
       {schedule && step === 'delete' && (
-        <>
-          <p>
-            {schedule.status === 'PUBLISHED'
-              ? `“${excerpt(schedule.scheduledContent, 80)}” is deleted from ${schedule.integration.name} on the platform.`
-              : `“${excerpt(schedule.scheduledContent, 80)}” will not be published on ${schedule.integration.name}.`}{' '}
-            {schedule.threadOrder === 0 && 'The parts of its thread go with it. '}The post and its other channels stay.
-          </p>
-          <ErrorMessage message={action.error?.message} />
-          <div class="actions">
-            <button type="button" onClick={() => setStep('details')} disabled={action.busy} data-autofocus>
-              Cancel
-            </button>
-            <button type="button" class="danger" onClick={remove} disabled={action.busy} aria-busy={action.busy ? 'true' : undefined}>
-              {action.busy ? 'Deleting…' : 'Delete'}
-            </button>
-          </div>
-        </>
+        <p>
+          {schedule.status === 'PUBLISHED'
+            ? `“${excerpt(schedule.scheduledContent, 80)}” is deleted from ${schedule.integration.name} on the platform.`
+            : `“${excerpt(schedule.scheduledContent, 80)}” will not be published on ${schedule.integration.name}.`}{' '}
+          {schedule.threadOrder === 0 && 'The parts of its thread go with it. '}The post and its other channels stay.
+        </p>
       )}
-    </Modal>
+    </Dialog>
   );
 }
 
@@ -150,7 +142,7 @@ function Details({ schedule, timeZone }: { schedule: CalendarSchedule; timeZone:
       <div class="schedule-channel">
         <ChannelAvatar integration={schedule.integration} size="large" />
         <span>
-          <strong>{schedule.integration.name}</strong> <span class="platform">{PLATFORM_LABELS[schedule.integration.platform] ?? schedule.integration.platform}</span>
+          <strong>{schedule.integration.name}</strong> <span class="platform">{platformLabel(schedule.integration.platform)}</span>
         </span>
         <StatusBadge status={schedule.status} />
       </div>

@@ -21,8 +21,6 @@ export const STATUS_MEANINGS: Record<ScheduleStatus, string> = {
   FAILED: 'could not be published',
 };
 
-export const PLATFORM_LABELS: Record<string, string> = { BLUESKY: 'Bluesky', LINKEDIN: 'LinkedIn' };
-
 /** A status as a labelled chip in its colour. */
 export function StatusBadge({ status }: { status: ScheduleStatus }) {
   return <span class={`status-badge status-${status.toLowerCase()}`}>{STATUS_LABELS[status]}</span>;

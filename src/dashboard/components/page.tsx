@@ -1,6 +1,14 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+import type { Session } from '../auth.js';
 import { navigationCount } from '../router.js';
+
+/** What a page of the signed-in frame receives (from app.tsx, which routes to the pages). */
+export interface PageProps {
+  session: Session;
+  /** After a change the header shows (the workspace's name). */
+  updateSession: (session: Session) => void;
+}
 
 /**
  * A page's title and heading: sets the document title, and after an in-app navigation moves the focus to the heading

@@ -1,6 +1,14 @@
-import { useState } from 'preact/hooks';
 import { blueskyFacets, linkedinFacets, segments, type TextFacet } from '../../platforms/facets.js';
-import type { Platform } from '../../platforms/rules.js';
+import { rules, type Platform } from '../platforms.js';
+import { Avatar } from './avatar.js';
+
+/**
+ * Where the platforms differ in how a post looks, and the only place in the dashboard that names them one by one: the
+ * links, mentions and hashtags each platform makes of a text, detected as the server detects them when it publishes
+ * (src/platforms/facets.ts). A platform without an entry here is previewed as plain text. Its look beyond that is
+ * `.preview-<platform>` in styles.css; whether it shows a thread is its rules' `threads`.
+ */
+const FACETS: Partial<Record<Platform, (text: string) => TextFacet[]>> = { BLUESKY: blueskyFacets, LINKEDIN: linkedinFacets };
 
 export interface PreviewImage {
   key: string;
@@ -21,14 +29,13 @@ interface PreviewProps {
 /**
  * One channel's post as its platform will show it: the text with its links, mentions and hashtags highlighted where
  * the published facets will be (src/platforms/facets.ts, the server's own detection), the image grid, the thread's
- * replies (Bluesky) and the first comment under it.
+ * replies (on a platform with threads) and the first comment under it.
  */
 export function PostPreview({ platform, name, avatar, text, thread, firstComment, images }: PreviewProps) {
-  const label = platform === 'BLUESKY' ? 'Bluesky' : 'LinkedIn';
   return (
-    <article class={`preview preview-${platform.toLowerCase()}`} aria-label={`Preview on ${label}: ${name}`}>
+    <article class={`preview preview-${platform.toLowerCase()}`} aria-label={`Preview on ${rules[platform].label}: ${name}`}>
       <PreviewPost platform={platform} name={name} avatar={avatar} text={text} images={images} />
-      {platform === 'BLUESKY' &&
+      {rules[platform].threads &&
         thread.filter((part) => part.trim()).map((part, index) => <PreviewPost key={index} platform={platform} name={name} avatar={avatar} text={part} images={[]} reply={`Thread, part ${index + 2}`} />)}
       {firstComment.trim() && <PreviewPost platform={platform} name={name} avatar={avatar} text={firstComment} images={[]} reply="First comment" />}
     </article>
@@ -39,11 +46,11 @@ function PreviewPost({ platform, name, avatar, text, images, reply }: { platform
   return (
     <div class={reply ? 'preview-post preview-reply' : 'preview-post'}>
       <div class="preview-head">
-        <Avatar name={name} avatar={avatar} />
+        <Avatar name={name} image={avatar} class="preview-avatar" size={36} />
         <span class="preview-name">{name}</span>
         {reply && <span class="preview-kind">{reply}</span>}
       </div>
-      <p class="preview-text">{text ? <Highlighted text={text} facets={platform === 'BLUESKY' ? blueskyFacets(text) : linkedinFacets(text)} /> : <span class="preview-empty">Nothing written yet</span>}</p>
+      <p class="preview-text">{text ? <Highlighted text={text} facets={FACETS[platform]?.(text) ?? []} /> : <span class="preview-empty">Nothing written yet</span>}</p>
       {images.length > 0 && (
         <ul class={`preview-grid preview-grid-${Math.min(images.length, 4)}`} aria-label={`${images.length} image${images.length === 1 ? '' : 's'}`}>
           {images.map((image) => (
@@ -54,17 +61,6 @@ function PreviewPost({ platform, name, avatar, text, images, reply }: { platform
         </ul>
       )}
     </div>
-  );
-}
-
-/** The channel's picture, or its initial when it has none or it does not load (a platform's CDN refusing it). */
-function Avatar({ name, avatar }: { name: string; avatar: string | null }) {
-  const [broken, setBroken] = useState(false);
-  if (avatar && !broken) return <img class="preview-avatar" src={avatar} alt="" width={36} height={36} onError={() => setBroken(true)} />;
-  return (
-    <span class="preview-avatar initial" aria-hidden="true">
-      {(name.trim()[0] ?? '?').toUpperCase()}
-    </span>
   );
 }
 

@@ -1,10 +1,10 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, call, errorFor, formError, type Schema } from '../api.js';
-import type { PageProps } from '../app.js';
 import { CopyField } from '../components/copy-field.js';
-import { ConfirmDialog } from '../components/dialog.js';
+import { Dialog } from '../components/dialog.js';
 import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
-import { Loading, Page, refocusIfLost } from '../components/page.js';
+import { Loading, Page, refocusIfLost, type PageProps } from '../components/page.js';
+import { Table, type Column } from '../components/table.js';
 import { formatDate, formatDateTime } from '../format.js';
 import { useAction, useLoad } from '../hooks.js';
 
@@ -28,6 +28,26 @@ export function ApiKeysPage(_props: PageProps) {
     await keys.reload();
     refocusIfLost('keys');
   };
+  const columns: Column<ApiKey>[] = [
+    { header: 'Name', cell: (key) => key.name },
+    { header: 'Prefix', cell: (key) => <code>{key.prefix}…</code> },
+    { header: 'Created by', cell: (key) => key.createdBy?.name ?? 'A former member' },
+    { header: 'Created', cell: (key) => formatDateTime(key.createdAt) },
+    { header: 'Last used', cell: (key) => formatDateTime(key.lastUsedAt, 'Never') },
+    { header: 'Expires', cell: (key) => formatDate(key.expiresAt, 'Never') },
+    { header: 'Status', cell: (key) => <span class={`badge ${key.status}`}>{STATUS_LABELS[key.status]}</span> },
+    { header: 'Posts', cell: (key) => (key.postsNeedApproval ? 'Need approval' : 'Publish directly') },
+    {
+      header: 'Actions',
+      hiddenHeader: true,
+      cell: (key) =>
+        key.status === 'active' && (
+          <button type="button" class="danger" onClick={() => setRevoking(key)}>
+            Revoke<span class="visually-hidden"> {key.name}</span>
+          </button>
+        ),
+    },
+  ];
 
   return (
     <Page title="Developer API" intro="Programs and AI agents use this workspace with an API key, over REST or MCP. A key acts as the member who created it.">
@@ -49,75 +69,25 @@ export function ApiKeysPage(_props: PageProps) {
         <h2 id="keys">Keys</h2>
         <ErrorMessage message={keys.error?.message} />
         {!keys.data && !keys.error && <Loading what="the keys" />}
-        {keys.data && keys.data.items.length === 0 && <p>No keys yet.</p>}
-        {keys.data && keys.data.items.length > 0 && (
-          <table class="responsive">
-            <caption class="visually-hidden">API keys of the workspace, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Created by</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Status</th>
-                <th scope="col">Posts</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.items.map((key) => (
-                <tr key={key.id}>
-                  <th scope="row" data-label="Name">
-                    {key.name}
-                  </th>
-                  <td data-label="Prefix">
-                    <code>{key.prefix}…</code>
-                  </td>
-                  <td data-label="Created by">{key.createdBy?.name ?? 'A former member'}</td>
-                  <td data-label="Created">{formatDateTime(key.createdAt)}</td>
-                  <td data-label="Last used">{formatDateTime(key.lastUsedAt, 'Never')}</td>
-                  <td data-label="Expires">{formatDate(key.expiresAt, 'Never')}</td>
-                  <td data-label="Status">
-                    <span class={`badge ${key.status}`}>{STATUS_LABELS[key.status]}</span>
-                  </td>
-                  <td data-label="Posts">{key.postsNeedApproval ? 'Need approval' : 'Publish directly'}</td>
-                  <td data-label="Actions">
-                    {key.status === 'active' && (
-                      <button type="button" class="danger" onClick={() => {
-                          revoke.clearError();
-                          setRevoking(key);
-                        }}>
-                        Revoke<span class="visually-hidden"> {key.name}</span>
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        {keys.data && <Table caption="API keys of the workspace, newest first" columns={columns} rows={keys.data.items} rowKey={(key) => key.id} empty="No keys yet." />}
         {keys.data?.nextCursor && <p class="hint">Showing the newest 100 keys.</p>}
       </section>
-      <ConfirmDialog
+      <Dialog
         open={!!revoking}
         title={`Revoke the key “${revoking?.name ?? ''}”?`}
-        confirmLabel="Revoke key"
-        busyLabel="Revoking…"
+        onClose={() => {
+          revoke.clearError();
+          setRevoking(undefined);
+        }}
         busy={revoke.busy}
-        error={revoke.error?.message}
-        fallbackFocus="keys"
-        onConfirm={confirmRevoke}
-        onCancel={() => setRevoking(undefined)}
+        returnFocus="keys"
+        confirm={{ label: 'Revoke key', busyLabel: 'Revoking…', error: revoke.error?.message, onConfirm: confirmRevoke }}
       >
         <p>
           Every call with the key <code>{revoking?.prefix}…</code> is refused from the next request on, over REST and MCP. This cannot be undone: a
           program that uses it needs a new key.
         </p>
-      </ConfirmDialog>
+      </Dialog>
     </Page>
   );
 }

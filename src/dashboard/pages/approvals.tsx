@@ -1,9 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Schema } from '../api.js';
-import type { PageProps } from '../app.js';
 import { PostPreview } from '../compose/preview.js';
 import { ErrorMessage } from '../components/form.js';
-import { Loading, Page, refocusIfLost } from '../components/page.js';
+import { Loading, Page, refocusIfLost, type PageProps } from '../components/page.js';
 import { formatDateTime } from '../format.js';
 import { useAction, useLoad } from '../hooks.js';
 

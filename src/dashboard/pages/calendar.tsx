@@ -1,10 +1,10 @@
 import { useMemo, useRef, useState } from 'preact/hooks';
 import { api, call, errorFor } from '../api.js';
-import type { PageProps } from '../app.js';
 import { useCalendar, type CalendarFilters, type CalendarSchedule, type Platform, type Range, type Status } from '../calendar/data.js';
 import { Entry } from '../calendar/entry.js';
 import { followInApp, ScheduleDialog, type DialogStep } from '../calendar/schedule-dialog.js';
-import { excerpt, PLATFORM_LABELS, STATUS_LABELS, STATUSES, StatusLegend } from '../calendar/status.js';
+import { excerpt, STATUS_LABELS, STATUSES, StatusLegend } from '../calendar/status.js';
+import { platformLabel, PLATFORMS } from '../platforms.js';
 import {
   addDays,
   addMonths,
@@ -19,7 +19,7 @@ import {
   zoneName,
 } from '../zoned-time.js';
 import { ErrorMessage } from '../components/form.js';
-import { Loading, Page } from '../components/page.js';
+import { Loading, Page, type PageProps } from '../components/page.js';
 import { useLoad } from '../hooks.js';
 import { navigate, useLocation } from '../router.js';
 
@@ -44,7 +44,6 @@ export function CalendarPage(_props: PageProps) {
   );
 }
 
-const PLATFORMS: Platform[] = ['BLUESKY', 'LINKEDIN'];
 
 /** The address of a view: its day, and the filters as repeated keys (as GET /schedules takes them). */
 function calendarUrl(view: View, date: string, filters: CalendarFilters) {
@@ -57,7 +56,7 @@ function calendarUrl(view: View, date: string, filters: CalendarFilters) {
 function filtersOf(params: URLSearchParams): CalendarFilters {
   const many = (name: string) => params.getAll(name).flatMap((value) => value.split(','));
   return {
-    platforms: many('platforms').filter((value): value is Platform => (PLATFORMS as string[]).includes(value)),
+    platforms: many('platforms').filter((value): value is Platform => (PLATFORMS as readonly string[]).includes(value)),
     statuses: many('statuses').filter((value): value is Status => (STATUSES as readonly string[]).includes(value)),
   };
 }
@@ -286,7 +285,7 @@ function CalendarFilterForm({ filters, onChange }: { filters: CalendarFilters; o
               checked={filters.platforms.includes(platform)}
               onChange={(event) => onChange({ ...filters, platforms: toggle(filters.platforms, platform, event.currentTarget.checked) })}
             />
-            {PLATFORM_LABELS[platform]}
+            {platformLabel(platform)}
           </label>
         ))}
       </fieldset>

@@ -1,15 +1,13 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, call, errorFor, formError, type Schema } from '../api.js';
-import type { PageProps } from '../app.js';
-import { ConfirmDialog } from '../components/dialog.js';
+import { Dialog } from '../components/dialog.js';
 import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
-import { Loading, Page } from '../components/page.js';
+import { Loading, Page, type PageProps } from '../components/page.js';
 import { formatDate, formatDateTime } from '../format.js';
 import { useAction, useLoad } from '../hooks.js';
+import { platformLabel, PLATFORMS, rules, type Platform } from '../platforms.js';
 
 type Integration = Schema<'Integration'>;
-
-const PLATFORM_LABELS: Record<Integration['platform'], string> = { BLUESKY: 'Bluesky', LINKEDIN: 'LinkedIn' };
 
 /** The connected channels, their health in words, and connecting more. */
 export function ChannelsPage(_props: PageProps) {
@@ -17,7 +15,7 @@ export function ChannelsPage(_props: PageProps) {
   const [disconnecting, setDisconnecting] = useState<Integration>();
   const [reconnecting, setReconnecting] = useState<Integration>();
   const disconnect = useAction();
-  const blueskyForm = useRef<HTMLFormElement>(null);
+  const appPasswordForm = useRef<HTMLFormElement>(null);
 
   /** Puts a channel the server answered in place of the one the list had (or adds it). */
   const replace = (channel: Integration) =>
@@ -31,10 +29,11 @@ export function ChannelsPage(_props: PageProps) {
     setDisconnecting(undefined);
   };
 
-  const reconnectBluesky = (channel: Integration) => {
+  /** A channel whose platform takes an app password is reconnected with the form below. */
+  const reconnectByForm = (channel: Integration) => {
     setReconnecting(channel);
-    blueskyForm.current?.scrollIntoView({ block: 'start' });
-    blueskyForm.current?.querySelector('input')?.focus();
+    appPasswordForm.current?.scrollIntoView({ block: 'start' });
+    appPasswordForm.current?.querySelector('input')?.focus();
   };
 
   return (
@@ -51,7 +50,7 @@ export function ChannelsPage(_props: PageProps) {
                 key={channel.id}
                 channel={channel}
                 onChanged={replace}
-                onReconnectBluesky={reconnectBluesky}
+                onReconnectByForm={reconnectByForm}
                 onDisconnect={() => {
                   disconnect.clearError();
                   setDisconnecting(channel);
@@ -62,40 +61,45 @@ export function ChannelsPage(_props: PageProps) {
         )}
       </section>
 
-      <section aria-labelledby="connect-bluesky">
-        <h2 id="connect-bluesky">Connect a Bluesky account</h2>
-        <ConnectBlueskyForm
-          formRef={blueskyForm}
-          reconnecting={reconnecting}
-          onConnected={(channel) => {
-            setReconnecting(undefined);
-            replace(channel);
-          }}
-        />
-      </section>
+      {/* A section per platform, as its rules say it is connected. */}
+      {PLATFORMS.map((platform) => {
+        const { label, connect } = rules[platform];
+        const headingId = `connect-${platform.toLowerCase()}`;
+        return (
+          <section key={platform} aria-labelledby={headingId}>
+            <h2 id={headingId}>{`Connect a ${label} account`}</h2>
+            {connect.method === 'oauth' ? (
+              <>
+                <p>{connect.explained}</p>
+                <ConnectButton platform={platform} label={`Continue to ${label}`} />
+              </>
+            ) : (
+              <ConnectBlueskyForm
+                formRef={appPasswordForm}
+                reconnecting={reconnecting}
+                onConnected={(channel) => {
+                  setReconnecting(undefined);
+                  replace(channel);
+                }}
+              />
+            )}
+          </section>
+        );
+      })}
 
-      <section aria-labelledby="connect-linkedin">
-        <h2 id="connect-linkedin">Connect a LinkedIn account</h2>
-        <p>LinkedIn asks you to sign in and to allow Postwise to post; if you manage LinkedIn pages, you then choose whom the channel posts as.</p>
-        <ConnectLinkedInButton label="Continue to LinkedIn" />
-      </section>
-
-      <ConfirmDialog
+      <Dialog
         open={!!disconnecting}
         title={`Disconnect ${disconnecting?.name ?? ''}?`}
-        confirmLabel="Disconnect"
-        busyLabel="Disconnecting…"
+        onClose={() => setDisconnecting(undefined)}
         busy={disconnect.busy}
-        error={disconnect.error?.message}
-        fallbackFocus="channels"
-        onConfirm={confirmDisconnect}
-        onCancel={() => setDisconnecting(undefined)}
+        returnFocus="channels"
+        confirm={{ label: 'Disconnect', busyLabel: 'Disconnecting…', error: disconnect.error?.message, onConfirm: confirmDisconnect }}
       >
         <p>
-          Postwise forgets this channel's credentials{disconnecting?.platform === 'LINKEDIN' ? ' and revokes them at LinkedIn' : ''}. The channel, its posts
+          Postwise forgets this channel's credentials{disconnecting && rules[disconnecting.platform].revokes ? ` and revokes them at ${platformLabel(disconnecting.platform)}` : ''}. The channel, its posts
           and its schedules stay, but posts that come due fail until you connect the same account again.
         </p>
-      </ConfirmDialog>
+      </Dialog>
     </Page>
   );
 }
@@ -103,11 +107,11 @@ export function ChannelsPage(_props: PageProps) {
 interface ChannelCardProps {
   channel: Integration;
   onChanged: (channel: Integration) => void;
-  onReconnectBluesky: (channel: Integration) => void;
+  onReconnectByForm: (channel: Integration) => void;
   onDisconnect: () => void;
 }
 
-function ChannelCard({ channel, onChanged, onReconnectBluesky, onDisconnect }: ChannelCardProps) {
+function ChannelCard({ channel, onChanged, onReconnectByForm, onDisconnect }: ChannelCardProps) {
   const refresh = useAction();
   const [checked, setChecked] = useState('');
   const status = statusOf(channel);
@@ -128,7 +132,7 @@ function ChannelCard({ channel, onChanged, onReconnectBluesky, onDisconnect }: C
         <Avatar channel={channel} />
         <div>
           <h3 id={headingId}>{channel.name}</h3>
-          <p class="platform">{PLATFORM_LABELS[channel.platform]}</p>
+          <p class="platform">{platformLabel(channel.platform)}</p>
         </div>
       </div>
       <p>
@@ -144,12 +148,12 @@ function ChannelCard({ channel, onChanged, onReconnectBluesky, onDisconnect }: C
             <span class="visually-hidden"> of {channel.name}</span>
           </button>
         )}
-        {channel.platform === 'BLUESKY' ? (
-          <button type="button" onClick={() => onReconnectBluesky(channel)}>
+        {rules[channel.platform].connect.method === 'app-password' ? (
+          <button type="button" onClick={() => onReconnectByForm(channel)}>
             Reconnect<span class="visually-hidden"> {channel.name}</span>
           </button>
         ) : (
-          <ConnectLinkedInButton label="Reconnect" labelSuffix={channel.name} />
+          <ConnectButton platform={channel.platform} label="Reconnect" labelSuffix={channel.name} />
         )}
         {channel.tokenStatus !== 'MISSING' && (
           <button type="button" class="danger" onClick={onDisconnect}>
@@ -181,7 +185,7 @@ function statusOf(channel: Integration): { label: string; tone: 'ok' | 'warn' | 
     return {
       label: 'Waiting for an account to be chosen',
       tone: 'warn',
-      detail: channel.connectionError ?? 'Choose whom it posts as on the page LinkedIn sent you back to, or connect it again.',
+      detail: channel.connectionError ?? `Choose whom it posts as on the page ${platformLabel(channel.platform)} sent you back to, or connect it again.`,
     };
   }
   switch (channel.tokenStatus) {
@@ -208,6 +212,7 @@ interface ConnectBlueskyFormProps {
   onConnected: (channel: Integration) => void;
 }
 
+/** The platform connected with an app password (rules' `connect`) is Bluesky, and this its own form: POST /integrations/bluesky. */
 function ConnectBlueskyForm({ formRef, reconnecting, onConnected }: ConnectBlueskyFormProps) {
   const [handle, setHandle] = useState('');
   const [appPassword, setAppPassword] = useState('');
@@ -274,17 +279,17 @@ function ConnectBlueskyForm({ formRef, reconnecting, onConnected }: ConnectBlues
   );
 }
 
-/** Starts LinkedIn's OAuth flow: the server answers where to go, and the browser goes there. */
-function ConnectLinkedInButton({ label, labelSuffix }: { label: string; labelSuffix?: string }) {
+/** Starts a platform's OAuth flow: the server answers where to go, and the browser goes there. */
+function ConnectButton({ platform, label, labelSuffix }: { platform: Platform; label: string; labelSuffix?: string }) {
   const connect = useAction();
   const start = async () => {
-    const result = await connect.run(() => call(api.POST('/integrations/connect', { body: { platform: 'LINKEDIN' } })));
+    const result = await connect.run(() => call(api.POST('/integrations/connect', { body: { platform } })));
     if (result.ok) location.assign(result.data.redirectUrl);
   };
   return (
     <div class="inline-action">
       <button type="button" onClick={start} disabled={connect.busy} aria-busy={connect.busy ? 'true' : undefined}>
-        {connect.busy ? 'Opening LinkedIn…' : label}
+        {connect.busy ? `Opening ${platformLabel(platform)}…` : label}
         {labelSuffix && <span class="visually-hidden"> {labelSuffix}</span>}
       </button>
       <ErrorMessage message={connect.error?.message} />

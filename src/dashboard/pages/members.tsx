@@ -1,10 +1,10 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, call, errorFor, formError, type Schema } from '../api.js';
-import type { PageProps } from '../app.js';
 import { CopyField } from '../components/copy-field.js';
-import { ConfirmDialog } from '../components/dialog.js';
+import { Dialog } from '../components/dialog.js';
 import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
-import { Loading, Page, refocusIfLost } from '../components/page.js';
+import { Loading, Page, refocusIfLost, type PageProps } from '../components/page.js';
+import { Table, type Column } from '../components/table.js';
 import { formatDate, formatDateTime } from '../format.js';
 import { useAction, useLoad } from '../hooks.js';
 
@@ -38,6 +38,47 @@ export function MembersPage({ session }: PageProps) {
     await invitations.reload();
     refocusIfLost('invitations');
   };
+  const memberColumns: Column<Member>[] = [
+    {
+      header: 'Name',
+      cell: (member) => (
+        <>
+          {member.user.name}
+          {member.userId === session.user.id && <span class="you"> (you)</span>}
+        </>
+      ),
+    },
+    { header: 'Email', cell: (member) => member.user.email },
+    { header: 'Role', cell: (member) => (member.role === 'owner' ? 'Owner' : 'Member') },
+    { header: 'Member since', cell: (member) => formatDate(member.createdAt) },
+    {
+      header: 'Actions',
+      hiddenHeader: true,
+      cell: (member) =>
+        owner &&
+        member.role !== 'owner' && (
+          <button type="button" class="danger" onClick={() => setRemoving(member)}>
+            Remove<span class="visually-hidden"> {member.user.name}</span>
+          </button>
+        ),
+    },
+  ];
+  const invitationColumns: Column<Invitation>[] = [
+    { header: 'Email', cell: (invitation) => invitation.email },
+    { header: 'Invited by', cell: (invitation) => invitation.invitedBy?.name ?? 'A former member' },
+    { header: 'Sent', cell: (invitation) => formatDateTime(invitation.createdAt) },
+    { header: 'Expires', cell: (invitation) => formatDateTime(invitation.expiresAt) },
+    {
+      header: 'Actions',
+      hiddenHeader: true,
+      cell: (invitation) =>
+        owner && (
+          <button type="button" class="danger" onClick={() => setWithdrawing(invitation)}>
+            Revoke<span class="visually-hidden"> the invitation of {invitation.email}</span>
+          </button>
+        ),
+    },
+  ];
 
   return (
     <Page title="Members" intro={`The people who can use ${session.workspace.name}, in the dashboard and with their own API keys.`}>
@@ -45,49 +86,7 @@ export function MembersPage({ session }: PageProps) {
         <h2 id="members">Members</h2>
         <ErrorMessage message={members.error?.message} />
         {!members.data && !members.error && <Loading what="the members" />}
-        {members.data && (
-          <table class="responsive">
-            <caption class="visually-hidden">Members of the workspace</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Member since</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {members.data.items.map((member) => (
-                <tr key={member.userId}>
-                  <th scope="row" data-label="Name">
-                    {member.user.name}
-                    {member.userId === session.user.id && <span class="you"> (you)</span>}
-                  </th>
-                  <td data-label="Email">{member.user.email}</td>
-                  <td data-label="Role">{member.role === 'owner' ? 'Owner' : 'Member'}</td>
-                  <td data-label="Member since">{formatDate(member.createdAt)}</td>
-                  <td data-label="Actions">
-                    {owner && member.role !== 'owner' && (
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() => {
-                          remove.clearError();
-                          setRemoving(member);
-                        }}
-                      >
-                        Remove<span class="visually-hidden"> {member.user.name}</span>
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        {members.data && <Table caption="Members of the workspace" columns={memberColumns} rows={members.data.items} rowKey={(member) => member.userId} />}
       </section>
 
       <section aria-labelledby="invite">
@@ -99,61 +98,27 @@ export function MembersPage({ session }: PageProps) {
         <h2 id="invitations">Pending invitations</h2>
         <ErrorMessage message={invitations.error?.message} />
         {!invitations.data && !invitations.error && <Loading what="the invitations" />}
-        {invitations.data && invitations.data.items.length === 0 && <p>No invitation is waiting.</p>}
-        {invitations.data && invitations.data.items.length > 0 && (
-          <table class="responsive">
-            <caption class="visually-hidden">Invitations not accepted yet</caption>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Invited by</th>
-                <th scope="col">Sent</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {invitations.data.items.map((invitation) => (
-                <tr key={invitation.id}>
-                  <th scope="row" data-label="Email">
-                    {invitation.email}
-                  </th>
-                  <td data-label="Invited by">{invitation.invitedBy?.name ?? 'A former member'}</td>
-                  <td data-label="Sent">{formatDateTime(invitation.createdAt)}</td>
-                  <td data-label="Expires">{formatDateTime(invitation.expiresAt)}</td>
-                  <td data-label="Actions">
-                    {owner && (
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() => {
-                          withdraw.clearError();
-                          setWithdrawing(invitation);
-                        }}
-                      >
-                        Revoke<span class="visually-hidden"> the invitation of {invitation.email}</span>
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+        {invitations.data && (
+          <Table
+            caption="Invitations not accepted yet"
+            columns={invitationColumns}
+            rows={invitations.data.items}
+            rowKey={(invitation) => invitation.id}
+            empty="No invitation is waiting."
+          />
         )}
       </section>
 
-      <ConfirmDialog
+      <Dialog
         open={!!removing}
         title={`Remove ${removing?.user.name ?? ''} from ${session.workspace.name}?`}
-        confirmLabel="Remove member"
-        busyLabel="Removing…"
+        onClose={() => {
+          remove.clearError();
+          setRemoving(undefined);
+        }}
         busy={remove.busy}
-        error={remove.error?.message}
-        fallbackFocus="members"
-        onConfirm={confirmRemove}
-        onCancel={() => setRemoving(undefined)}
+        returnFocus="members"
+        confirm={{ label: 'Remove member', busyLabel: 'Removing…', error: remove.error?.message, onConfirm: confirmRemove }}
       >
         <p>{removing?.user.email} loses access to this workspace at once:</p>
         <ul>
@@ -161,20 +126,20 @@ export function MembersPage({ session }: PageProps) {
           <li>their signed-in dashboard sessions end.</li>
         </ul>
         <p>They can join again only with a new invitation.</p>
-      </ConfirmDialog>
-      <ConfirmDialog
+      </Dialog>
+      <Dialog
         open={!!withdrawing}
         title={`Revoke the invitation of ${withdrawing?.email ?? ''}?`}
-        confirmLabel="Revoke invitation"
-        busyLabel="Revoking…"
+        onClose={() => {
+          withdraw.clearError();
+          setWithdrawing(undefined);
+        }}
         busy={withdraw.busy}
-        error={withdraw.error?.message}
-        fallbackFocus="invitations"
-        onConfirm={confirmWithdraw}
-        onCancel={() => setWithdrawing(undefined)}
+        returnFocus="invitations"
+        confirm={{ label: 'Revoke invitation', busyLabel: 'Revoking…', error: withdraw.error?.message, onConfirm: confirmWithdraw }}
       >
         <p>The link stops working at once. You can invite them again later.</p>
-      </ConfirmDialog>
+      </Dialog>
     </Page>
   );
 }

@@ -1,18 +1,17 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Schema } from '../api.js';
-import type { PageProps } from '../app.js';
 import { followInApp } from '../calendar/schedule-dialog.js';
-import { ApprovalBadge, excerpt, PLATFORM_LABELS, STATUS_LABELS, STATUSES, StatusBadge, type ScheduleStatus } from '../calendar/status.js';
+import { ApprovalBadge, excerpt, STATUS_LABELS, STATUSES, StatusBadge, type ScheduleStatus } from '../calendar/status.js';
+import { platformLabel, PLATFORMS, type Platform } from '../platforms.js';
 import { formatInZone, isDay } from '../zoned-time.js';
 import { ErrorMessage, Field } from '../components/form.js';
-import { Loading, Page } from '../components/page.js';
+import { Loading, Page, type PageProps } from '../components/page.js';
+import { Table, type Column } from '../components/table.js';
 import { formatNumber } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { navigate, useLocation } from '../router.js';
 
 type Post = Schema<'Post'>;
-type Platform = 'BLUESKY' | 'LINKEDIN';
-const PLATFORMS: Platform[] = ['BLUESKY', 'LINKEDIN'];
 const LIMITS = [10, 20, 50, 100];
 
 /** The filters and page of GET /posts, as the address holds them (`?status=FAILED&platform=BLUESKY&page=2`). */
@@ -37,7 +36,7 @@ function filtersOf(params: URLSearchParams): Filters {
   const dateTo = params.get('dateTo') ?? '';
   return {
     status: many(params, 'status').filter((value): value is ScheduleStatus => (STATUSES as readonly string[]).includes(value)),
-    platform: many(params, 'platform').filter((value): value is Platform => (PLATFORMS as string[]).includes(value)),
+    platform: many(params, 'platform').filter((value): value is Platform => (PLATFORMS as readonly string[]).includes(value)),
     tagIds: many(params, 'tagIds'),
     dateFrom: isDay(dateFrom) ? dateFrom : '',
     dateTo: isDay(dateTo) ? dateTo : '',
@@ -179,7 +178,7 @@ function FilterForm({ filters, tags, timeZone }: { filters: Filters; tags: Schem
               checked={platform.includes(value)}
               onChange={(event) => setPlatform(toggle(platform, value, event.currentTarget.checked))}
             />
-            {PLATFORM_LABELS[value]}
+            {platformLabel(value)}
           </label>
         ))}
       </fieldset>
@@ -220,86 +219,92 @@ function FilterForm({ filters, tags, timeZone }: { filters: Filters; tags: Schem
   );
 }
 
+/** A thread's parts follow their first schedule: a row shows one line per channel. */
+const firstSchedules = (post: Post) => post.schedules.filter((schedule) => schedule.threadOrder === 0);
+
 function PostsTable({ posts, timeZone }: { posts: Post[]; timeZone: string }) {
+  const columns: Column<Post>[] = [
+    {
+      header: 'Post',
+      // One element: on a phone the cell is a grid of its label and its content.
+      cell: (post) => (
+        <div>
+          <a href={`/posts/${post.id}`} onClick={followInApp}>
+            {excerpt(post.content, 100) || '(no text)'}
+          </a>
+          {(post.isEvergreen || post.lastRecycledAt) && (
+            <p class="post-marks">
+              {post.isEvergreen && <span class="badge evergreen">Evergreen</span>}
+              {post.lastRecycledAt && <span class="status-detail">Recycled {formatInZone(post.lastRecycledAt, timeZone)}</span>}
+            </p>
+          )}
+        </div>
+      ),
+    },
+    {
+      header: 'Channels',
+      cell: (post) => (
+        <ul class="post-schedules">
+          {firstSchedules(post).map((schedule) => (
+            <li key={schedule.id}>
+              {schedule.integration.name} <span class="platform">({platformLabel(schedule.integration.platform)})</span>
+            </li>
+          ))}
+        </ul>
+      ),
+    },
+    {
+      header: 'Status',
+      cell: (post) => {
+        const schedules = firstSchedules(post);
+        return (
+          <>
+            <ApprovalBadge post={post} />
+            <ul class="post-schedules">
+              {schedules.map((schedule) => (
+                <li key={schedule.id}>
+                  <StatusBadge status={schedule.status} />
+                  {schedules.length > 1 && <span class="visually-hidden"> on {schedule.integration.name}</span>}
+                </li>
+              ))}
+            </ul>
+          </>
+        );
+      },
+    },
+    {
+      header: 'Scheduled',
+      cell: (post) => {
+        const schedules = firstSchedules(post);
+        return (
+          <ul class="post-schedules">
+            {schedules.map((schedule) => (
+              <li key={schedule.id}>
+                {schedule.scheduledAt ? formatInZone(schedule.scheduledAt, timeZone) : 'No date'}
+                {schedules.length > 1 && <span class="visually-hidden"> on {schedule.integration.name}</span>}
+              </li>
+            ))}
+          </ul>
+        );
+      },
+    },
+    {
+      header: 'Tags',
+      cell: (post) =>
+        post.tags.length ? (
+          <ul class="tag-list">
+            {post.tags.map((tag) => (
+              <li key={tag.id} class="tag">
+                {tag.name}
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <span class="status-detail">None</span>
+        ),
+    },
+  ];
   return (
-    <table class="responsive posts-table">
-      <caption class="visually-hidden">Posts, newest first</caption>
-      <thead>
-        <tr>
-          <th scope="col">Post</th>
-          <th scope="col">Channels</th>
-          <th scope="col">Status</th>
-          <th scope="col">Scheduled</th>
-          <th scope="col">Tags</th>
-        </tr>
-      </thead>
-      <tbody>
-        {posts.map((post) => {
-          // A thread's parts follow their first schedule; the row shows one line per channel.
-          const schedules = post.schedules.filter((schedule) => schedule.threadOrder === 0);
-          return (
-            <tr key={post.id} data-post-id={post.id}>
-              <th scope="row" data-label="Post">
-                {/* One element: on a phone the cell is a grid of its label and its content. */}
-                <div>
-                  <a href={`/posts/${post.id}`} onClick={followInApp}>
-                    {excerpt(post.content, 100) || '(no text)'}
-                  </a>
-                  {(post.isEvergreen || post.lastRecycledAt) && (
-                    <p class="post-marks">
-                      {post.isEvergreen && <span class="badge evergreen">Evergreen</span>}
-                      {post.lastRecycledAt && <span class="status-detail">Recycled {formatInZone(post.lastRecycledAt, timeZone)}</span>}
-                    </p>
-                  )}
-                </div>
-              </th>
-              <td data-label="Channels">
-                <ul class="post-schedules">
-                  {schedules.map((schedule) => (
-                    <li key={schedule.id}>
-                      {schedule.integration.name} <span class="platform">({PLATFORM_LABELS[schedule.integration.platform] ?? schedule.integration.platform})</span>
-                    </li>
-                  ))}
-                </ul>
-              </td>
-              <td data-label="Status">
-                <ApprovalBadge post={post} />
-                <ul class="post-schedules">
-                  {schedules.map((schedule) => (
-                    <li key={schedule.id}>
-                      <StatusBadge status={schedule.status} />
-                      {schedules.length > 1 && <span class="visually-hidden"> on {schedule.integration.name}</span>}
-                    </li>
-                  ))}
-                </ul>
-              </td>
-              <td data-label="Scheduled">
-                <ul class="post-schedules">
-                  {schedules.map((schedule) => (
-                    <li key={schedule.id}>
-                      {schedule.scheduledAt ? formatInZone(schedule.scheduledAt, timeZone) : 'No date'}
-                      {schedules.length > 1 && <span class="visually-hidden"> on {schedule.integration.name}</span>}
-                    </li>
-                  ))}
-                </ul>
-              </td>
-              <td data-label="Tags">
-                {post.tags.length ? (
-                  <ul class="tag-list">
-                    {post.tags.map((tag) => (
-                      <li key={tag.id} class="tag">
-                        {tag.name}
-                      </li>
-                    ))}
-                  </ul>
-                ) : (
-                  <span class="status-detail">None</span>
-                )}
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <Table caption="Posts, newest first" class="posts-table" columns={columns} rows={posts} rowKey={(post) => post.id} rowData={(post) => ({ 'data-post-id': post.id })} />
   );
 }

@@ -1,12 +1,12 @@
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, call, errorFor, formError, type Schema } from '../api.js';
-import type { PageProps } from '../app.js';
-import { excerpt, PLATFORM_LABELS } from '../calendar/status.js';
+import { excerpt } from '../calendar/status.js';
+import { channelLabel } from '../platforms.js';
 import { followInApp } from '../calendar/schedule-dialog.js';
-import { ConfirmDialog } from '../components/dialog.js';
+import { Dialog } from '../components/dialog.js';
 import { ErrorMessage, Field, focusFirstInvalid, IdChoices, SubmitButton } from '../components/form.js';
-import { Modal } from '../components/modal.js';
-import { Loading, Page, refocusIfLost } from '../components/page.js';
+import { Loading, Page, refocusIfLost, type PageProps } from '../components/page.js';
+import { Table, type Column } from '../components/table.js';
 import { formatDateTime, formatNumber } from '../format.js';
 import { useAction, useLoad } from '../hooks.js';
 import { PostingWindowsEditor, type PostingWindow } from './posting-windows.js';
@@ -28,7 +28,6 @@ const FIELDS = ['name', 'integrationIds', 'tagIds', 'frequency', 'postsPerRun', 
 const DEFAULT_WINDOWS: PostingWindow[] = [{ weekdays: [1, 2, 3, 4, 5], times: ['09:00'] }];
 
 const days = (count: number) => `${formatNumber(count)} ${count === 1 ? 'day' : 'days'}`;
-const channelLabel = (channel: Pick<Integration, 'name' | 'platform'>) => `${channel.name} (${PLATFORM_LABELS[channel.platform] ?? channel.platform})`;
 
 /**
  * Recycling: the workspace's recycle rules, which schedule its evergreen posts again once they went out long enough ago
@@ -73,6 +72,90 @@ export function RecyclingPage(_props: PageProps) {
     await rules.reload();
     refocusIfLost('rules');
   };
+  // Each cell's content is one element: at a phone's width a cell is a grid of its label and its content.
+  const columns: Column<Rule>[] = [
+    {
+      header: 'Name',
+      cell: (rule) => (
+        <div>
+          {rule.name}
+          {rule.tagIds.length > 0 && (
+            <span class="hint">
+              {' '}
+              Only posts tagged {rule.tagIds.map((id) => tags.data!.items.find((tag) => tag.id === id)?.name ?? 'a deleted tag').join(', ')}
+            </span>
+          )}
+        </div>
+      ),
+    },
+    {
+      header: 'Channels',
+      cell: (rule) => (
+        <div>
+          <ul class="post-schedules">
+            {rule.integrationIds.map((id) => {
+              const channel = channelOf(id);
+              return <li key={id}>{channel ? channelLabel(channel) : 'A channel no longer connected'}</li>;
+            })}
+          </ul>
+          {rule.linkedinVariations.length > 0 && (
+            <span class="hint">{rule.linkedinVariations.length === 1 ? '1 LinkedIn variation' : `${rule.linkedinVariations.length} LinkedIn variations`}</span>
+          )}
+        </div>
+      ),
+    },
+    {
+      header: 'Runs',
+      cell: (rule) => (
+        <div>
+          {FREQUENCY_LABELS[rule.frequency]}, up to {rule.postsPerRun === 1 ? '1 post' : `${formatNumber(rule.postsPerRun)} posts`}
+          <span class="hint"> at {rule.postingWindows ? 'its own posting windows' : 'the workspace’s posting windows'}</span>
+        </div>
+      ),
+    },
+    {
+      header: 'Picks',
+      cell: (rule) => (
+        <div>
+          Evergreen posts out {days(rule.minIntervalDays)} ago or more
+          <span class="hint">
+            {' '}
+            {rule.maxRuns === null ? 'No limit of recycles per post' : `At most ${rule.maxRuns === 1 ? 'once' : `${formatNumber(rule.maxRuns)} times`} per post`}
+          </span>
+        </div>
+      ),
+    },
+    {
+      header: 'Status',
+      cell: (rule) => (
+        <div>
+          <span class={`badge ${rule.enabled ? 'active' : 'revoked'}`}>{rule.enabled ? 'Enabled' : 'Disabled'}</span>
+        </div>
+      ),
+    },
+    { header: 'Last run', cell: (rule) => formatDateTime(rule.lastRunAt, 'Not yet') },
+    {
+      header: 'Actions',
+      hiddenHeader: true,
+      cell: (rule) => (
+        <div class="row-actions">
+          <button type="button" onClick={() => setViewing(rule)}>
+            Events<span class="visually-hidden"> of {rule.name}</span>
+          </button>
+          <button type="button" onClick={() => setEditing(rule)}>
+            Edit<span class="visually-hidden"> {rule.name}</span>
+          </button>
+          <button type="button" onClick={() => void toggle(rule)} aria-busy={toggling === rule.id ? 'true' : undefined}>
+            {toggling === rule.id ? (rule.enabled ? 'Disabling…' : 'Enabling…') : rule.enabled ? 'Disable' : 'Enable'}
+            <span class="visually-hidden"> {rule.name}</span>
+          </button>
+          <button type="button" class="danger" onClick={() => setDeleting(rule)}>
+            Delete<span class="visually-hidden"> {rule.name}</span>
+          </button>
+        </div>
+      ),
+    },
+  ];
 
   return (
     <Page
@@ -105,106 +188,18 @@ export function RecyclingPage(_props: PageProps) {
           <section aria-labelledby="rules">
             <h2 id="rules">Rules</h2>
             <ErrorMessage message={change.error?.message} />
-            {rules.data!.length === 0 && <p>No recycle rules yet.</p>}
-            {rules.data!.length > 0 && (
-              <table class="responsive recycle-rules">
-                <caption class="visually-hidden">Recycle rules of the workspace, oldest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Channels</th>
-                    <th scope="col">Runs</th>
-                    <th scope="col">Picks</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Last run</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {rules.data!.map((rule) => (
-                    <tr key={rule.id} data-rule-id={rule.id}>
-                      {/* Each cell's content is one element: at a phone's width a cell is a grid of its label and its content. */}
-                      <th scope="row" data-label="Name">
-                        <div>
-                          {rule.name}
-                          {rule.tagIds.length > 0 && (
-                            <span class="hint">
-                              {' '}
-                              Only posts tagged {rule.tagIds.map((id) => tags.data!.items.find((tag) => tag.id === id)?.name ?? 'a deleted tag').join(', ')}
-                            </span>
-                          )}
-                        </div>
-                      </th>
-                      <td data-label="Channels">
-                        <div>
-                          <ul class="post-schedules">
-                            {rule.integrationIds.map((id) => {
-                              const channel = channelOf(id);
-                              return <li key={id}>{channel ? channelLabel(channel) : 'A channel no longer connected'}</li>;
-                            })}
-                          </ul>
-                          {rule.linkedinVariations.length > 0 && (
-                            <span class="hint">
-                              {rule.linkedinVariations.length === 1 ? '1 LinkedIn variation' : `${rule.linkedinVariations.length} LinkedIn variations`}
-                            </span>
-                          )}
-                        </div>
-                      </td>
-                      <td data-label="Runs">
-                        <div>
-                          {FREQUENCY_LABELS[rule.frequency]}, up to {rule.postsPerRun === 1 ? '1 post' : `${formatNumber(rule.postsPerRun)} posts`}
-                          <span class="hint"> at {rule.postingWindows ? 'its own posting windows' : 'the workspace’s posting windows'}</span>
-                        </div>
-                      </td>
-                      <td data-label="Picks">
-                        <div>
-                          Evergreen posts out {days(rule.minIntervalDays)} ago or more
-                          <span class="hint">
-                            {' '}
-                            {rule.maxRuns === null ? 'No limit of recycles per post' : `At most ${rule.maxRuns === 1 ? 'once' : `${formatNumber(rule.maxRuns)} times`} per post`}
-                          </span>
-                        </div>
-                      </td>
-                      <td data-label="Status">
-                        <div>
-                          <span class={`badge ${rule.enabled ? 'active' : 'revoked'}`}>{rule.enabled ? 'Enabled' : 'Disabled'}</span>
-                        </div>
-                      </td>
-                      <td data-label="Last run">{formatDateTime(rule.lastRunAt, 'Not yet')}</td>
-                      <td data-label="Actions">
-                        <div class="row-actions">
-                          <button type="button" onClick={() => setViewing(rule)}>
-                            Events<span class="visually-hidden"> of {rule.name}</span>
-                          </button>
-                          <button type="button" onClick={() => setEditing(rule)}>
-                            Edit<span class="visually-hidden"> {rule.name}</span>
-                          </button>
-                          <button type="button" onClick={() => void toggle(rule)} aria-busy={toggling === rule.id ? 'true' : undefined}>
-                            {toggling === rule.id ? (rule.enabled ? 'Disabling…' : 'Enabling…') : rule.enabled ? 'Disable' : 'Enable'}
-                            <span class="visually-hidden"> {rule.name}</span>
-                          </button>
-                          <button
-                            type="button"
-                            class="danger"
-                            onClick={() => {
-                              remove.clearError();
-                              setDeleting(rule);
-                            }}
-                          >
-                            Delete<span class="visually-hidden"> {rule.name}</span>
-                          </button>
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
+            <Table
+              caption="Recycle rules of the workspace, oldest first"
+              class="recycle-rules"
+              columns={columns}
+              rows={rules.data!}
+              rowKey={(rule) => rule.id}
+              rowData={(rule) => ({ 'data-rule-id': rule.id })}
+              empty="No recycle rules yet."
+            />
           </section>
           {viewing && <Events key={viewing.id} rule={viewing} channels={channels.data!} onRefresh={() => void rules.reload()} />}
-          <Modal open={!!editing} title={`Edit the rule “${editing?.name ?? ''}”`} onClose={() => setEditing(undefined)} class="rule-dialog" returnFocus={() => refocusIfLost('rules')}>
+          <Dialog open={!!editing} title={`Edit the rule “${editing?.name ?? ''}”`} onClose={() => setEditing(undefined)} class="rule-dialog" returnFocus="rules">
             {editing && (
               <RuleForm
                 key={editing.id}
@@ -221,25 +216,25 @@ export function RecyclingPage(_props: PageProps) {
                 }}
               />
             )}
-          </Modal>
+          </Dialog>
         </>
       )}
-      <ConfirmDialog
+      <Dialog
         open={!!deleting}
         title="Delete this rule?"
-        confirmLabel="Delete rule"
-        busyLabel="Deleting…"
+        onClose={() => {
+          remove.clearError();
+          setDeleting(undefined);
+        }}
         busy={remove.busy}
-        error={remove.error?.message}
-        fallbackFocus="rules"
-        onConfirm={confirmDelete}
-        onCancel={() => setDeleting(undefined)}
+        returnFocus="rules"
+        confirm={{ label: 'Delete rule', busyLabel: 'Deleting…', error: remove.error?.message, onConfirm: confirmDelete }}
       >
         <p>
           “{deleting?.name}” recycles nothing more. The schedules it already made stay, as ordinary schedules (delete them on the calendar if you
           wish), and its recycle events stay in the log.
         </p>
-      </ConfirmDialog>
+      </Dialog>
     </Page>
   );
 }
@@ -552,6 +547,59 @@ function Events({ rule, channels, onRefresh }: { rule: Rule; channels: Integrati
     const channel = channels.find((candidate) => candidate.id === integrationId);
     return channel ? channelLabel(channel) : 'A channel no longer connected';
   };
+  const columns: Column<RecycleEvent>[] = [
+    {
+      header: 'Post',
+      cell: (event) => {
+        const text = event.postId ? texts[event.postId] : null;
+        return (
+          <div>
+            {!event.postId || text === null ? (
+              'A deleted post'
+            ) : (
+              <a href={`/posts/${event.postId}`} onClick={followInApp}>
+                {text ? excerpt(text, 80) : `Post ${event.postId.slice(0, 8)}`}
+              </a>
+            )}
+          </div>
+        );
+      },
+    },
+    {
+      header: 'When',
+      cell: (event) => (
+        <div>
+          {formatDateTime(event.createdAt)}
+          {event.period && <span class="hint"> run of {event.period}</span>}
+        </div>
+      ),
+    },
+    {
+      header: 'Result',
+      cell: (event) => (
+        <div>
+          <span class={`badge ${event.status === 'RECYCLED' ? 'active' : 'warn'}`}>{RESULT_LABELS[event.status]}</span>
+          {event.status === 'RECYCLED' && <span class="hint"> {event.scheduleIds.length === 1 ? '1 schedule made' : `${event.scheduleIds.length} schedules made`}</span>}
+          {event.linkedinVariation && <span class="hint"> LinkedIn line: “{event.linkedinVariation}”</span>}
+        </div>
+      ),
+    },
+    {
+      header: 'Channels left out',
+      cell: (event) =>
+        event.skipped.length === 0 ? (
+          <span class="status-detail">None</span>
+        ) : (
+          <ul class="post-schedules">
+            {event.skipped.map((skip) => (
+              <li key={skip.integrationId}>
+                <strong>{channelName(skip.integrationId)}</strong>: {skip.reason}
+              </li>
+            ))}
+          </ul>
+        ),
+    },
+  ];
 
   return (
     <section aria-labelledby="events">
@@ -570,67 +618,16 @@ function Events({ rule, channels, onRefresh }: { rule: Rule; channels: Integrati
       </button>
       <ErrorMessage message={load.error?.message} />
       {!items && !load.error && <Loading what="the recycle events" />}
-      {items && items.length === 0 && <p>No recycle events yet: nothing was picked so far.</p>}
-      {items && items.length > 0 && (
-        <table class="responsive recycle-events">
-          <caption class="visually-hidden">Recycle events of the rule, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Post</th>
-              <th scope="col">When</th>
-              <th scope="col">Result</th>
-              <th scope="col">Channels left out</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((event) => {
-              const text = event.postId ? texts[event.postId] : null;
-              return (
-                <tr key={event.id} data-event-id={event.id}>
-                  <th scope="row" data-label="Post">
-                    <div>
-                      {!event.postId || text === null ? (
-                        'A deleted post'
-                      ) : (
-                        <a href={`/posts/${event.postId}`} onClick={followInApp}>
-                          {text ? excerpt(text, 80) : `Post ${event.postId.slice(0, 8)}`}
-                        </a>
-                      )}
-                    </div>
-                  </th>
-                  <td data-label="When">
-                    <div>
-                      {formatDateTime(event.createdAt)}
-                      {event.period && <span class="hint"> run of {event.period}</span>}
-                    </div>
-                  </td>
-                  <td data-label="Result">
-                    <div>
-                      <span class={`badge ${event.status === 'RECYCLED' ? 'active' : 'warn'}`}>{RESULT_LABELS[event.status]}</span>
-                      {event.status === 'RECYCLED' && (
-                        <span class="hint"> {event.scheduleIds.length === 1 ? '1 schedule made' : `${event.scheduleIds.length} schedules made`}</span>
-                      )}
-                      {event.linkedinVariation && <span class="hint"> LinkedIn line: “{event.linkedinVariation}”</span>}
-                    </div>
-                  </td>
-                  <td data-label="Channels left out">
-                    {event.skipped.length === 0 ? (
-                      <span class="status-detail">None</span>
-                    ) : (
-                      <ul class="post-schedules">
-                        {event.skipped.map((skip) => (
-                          <li key={skip.integrationId}>
-                            <strong>{channelName(skip.integrationId)}</strong>: {skip.reason}
-                          </li>
-                        ))}
-                      </ul>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+      {items && (
+        <Table
+          caption="Recycle events of the rule, newest first"
+          class="recycle-events"
+          columns={columns}
+          rows={items}
+          rowKey={(event) => event.id}
+          rowData={(event) => ({ 'data-event-id': event.id })}
+          empty="No recycle events yet: nothing was picked so far."
+        />
       )}
       {nextCursor && (
         <button type="button" onClick={() => void fetchPage(nextCursor)} aria-busy={load.busy ? 'true' : undefined}>

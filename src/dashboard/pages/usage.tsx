@@ -1,16 +1,15 @@
 import { useId, useState } from 'preact/hooks';
 import { api, call, type Schema } from '../api.js';
-import type { PageProps } from '../app.js';
 import { CallsChart } from '../components/calls-chart.js';
 import { ErrorMessage } from '../components/form.js';
-import { Loading, Page } from '../components/page.js';
+import { Loading, Page, type PageProps } from '../components/page.js';
 import { formatBytes, formatDateTime, formatNumber } from '../format.js';
 import { useLoad } from '../hooks.js';
+import { platformLabel } from '../platforms.js';
 
 type Workspace = Schema<'Workspace'>;
 
 const PERIODS = [7, 30, 90] as const;
-const PLATFORM_LABELS: Record<string, string> = { BLUESKY: 'Bluesky', LINKEDIN: 'LinkedIn' };
 
 /** Calls made with the workspace's keys (GET /usage), and its plan's quotas, storage and rate limit (GET /workspace). */
 export function UsagePage(_props: PageProps) {
@@ -91,7 +90,7 @@ function PlanLimits({ workspace }: { workspace: Workspace }) {
       {quotas.map((quota) => (
         <Gauge
           key={quota.platform}
-          label={`${PLATFORM_LABELS[quota.platform] ?? quota.platform} posts in ${formatMonth(quota.period)}`}
+          label={`${platformLabel(quota.platform)} posts in ${formatMonth(quota.period)}`}
           used={quota.used}
           limit={quota.limit}
           text={quota.limit === 0 ? 'The plan allows no posts to this platform' : `${formatNumber(quota.used)} of ${formatNumber(quota.limit)} posts`}

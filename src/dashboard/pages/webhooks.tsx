@@ -1,10 +1,10 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, call, errorFor, formError, type Schema } from '../api.js';
-import type { PageProps } from '../app.js';
 import { CopyField } from '../components/copy-field.js';
-import { ConfirmDialog } from '../components/dialog.js';
+import { Dialog } from '../components/dialog.js';
 import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
-import { Loading, Page, refocusIfLost } from '../components/page.js';
+import { Loading, Page, refocusIfLost, type PageProps } from '../components/page.js';
+import { Table, type Column } from '../components/table.js';
 import { formatDateTime } from '../format.js';
 import { useAction, useLoad } from '../hooks.js';
 import { EVENT_TYPE_NAMES, type EventType } from '../../../operations/events/types.js';
@@ -42,6 +42,60 @@ export function WebhooksPage(_props: PageProps) {
     await endpoints.reload();
     refocusIfLost('endpoints');
   };
+  const columns: Column<Endpoint>[] = [
+    {
+      header: 'URL',
+      cell: (endpoint) => (
+        <>
+          <code>{endpoint.url}</code>
+          {endpoint.description && <span class="hint"> {endpoint.description}</span>}
+        </>
+      ),
+    },
+    {
+      header: 'Events',
+      cell: (endpoint) =>
+        endpoint.eventTypes.length
+          ? endpoint.eventTypes.map((type, index) => (
+              <span key={type}>
+                {index > 0 && ', '}
+                <code class="unbroken">{type}</code>
+              </span>
+            ))
+          : 'Every event',
+    },
+    {
+      header: 'Status',
+      cell: (endpoint) => (
+        <>
+          <span class={`badge ${endpoint.enabled ? 'active' : 'revoked'}`}>{endpoint.enabled ? 'Enabled' : 'Disabled'}</span>
+          {endpoint.enabled && endpoint.failingSince && <span class="hint"> Failing since {formatDateTime(endpoint.failingSince)}</span>}
+        </>
+      ),
+    },
+    { header: 'Created', cell: (endpoint) => formatDateTime(endpoint.createdAt) },
+    {
+      header: 'Actions',
+      hiddenHeader: true,
+      cell: (endpoint) => (
+        <>
+          <button type="button" onClick={() => setViewing(endpoint)}>
+            Deliveries<span class="visually-hidden"> to {endpoint.url}</span>
+          </button>{' '}
+          <button type="button" onClick={() => void toggle(endpoint)} disabled={change.busy}>
+            {endpoint.enabled ? 'Disable' : 'Enable'}
+            <span class="visually-hidden"> {endpoint.url}</span>
+          </button>{' '}
+          <button type="button" onClick={() => void rotate(endpoint)} disabled={change.busy}>
+            Rotate secret<span class="visually-hidden"> of {endpoint.url}</span>
+          </button>{' '}
+          <button type="button" class="danger" onClick={() => setDeleting(endpoint)}>
+            Delete<span class="visually-hidden"> {endpoint.url}</span>
+          </button>
+        </>
+      ),
+    },
+  ];
 
   return (
     <Page
@@ -82,87 +136,26 @@ export function WebhooksPage(_props: PageProps) {
         <h2 id="endpoints">Endpoints</h2>
         <ErrorMessage message={endpoints.error?.message ?? change.error?.message} />
         {!endpoints.data && !endpoints.error && <Loading what="the endpoints" />}
-        {endpoints.data && endpoints.data.length === 0 && <p>No endpoints yet.</p>}
-        {endpoints.data && endpoints.data.length > 0 && (
-          <table class="responsive">
-            <caption class="visually-hidden">Webhook endpoints of the workspace, oldest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {endpoints.data.map((endpoint) => (
-                <tr key={endpoint.id}>
-                  <th scope="row" data-label="URL">
-                    <code>{endpoint.url}</code>
-                    {endpoint.description && <span class="hint"> {endpoint.description}</span>}
-                  </th>
-                  <td data-label="Events">
-                    {endpoint.eventTypes.length
-                      ? endpoint.eventTypes.map((type, index) => (
-                          <span key={type}>
-                            {index > 0 && ', '}
-                            <code class="unbroken">{type}</code>
-                          </span>
-                        ))
-                      : 'Every event'}
-                  </td>
-                  <td data-label="Status">
-                    <span class={`badge ${endpoint.enabled ? 'active' : 'revoked'}`}>{endpoint.enabled ? 'Enabled' : 'Disabled'}</span>
-                    {endpoint.enabled && endpoint.failingSince && <span class="hint"> Failing since {formatDateTime(endpoint.failingSince)}</span>}
-                  </td>
-                  <td data-label="Created">{formatDateTime(endpoint.createdAt)}</td>
-                  <td data-label="Actions">
-                    <button type="button" onClick={() => setViewing(endpoint)}>
-                      Deliveries<span class="visually-hidden"> to {endpoint.url}</span>
-                    </button>{' '}
-                    <button type="button" onClick={() => void toggle(endpoint)} disabled={change.busy}>
-                      {endpoint.enabled ? 'Disable' : 'Enable'}
-                      <span class="visually-hidden"> {endpoint.url}</span>
-                    </button>{' '}
-                    <button type="button" onClick={() => void rotate(endpoint)} disabled={change.busy}>
-                      Rotate secret<span class="visually-hidden"> of {endpoint.url}</span>
-                    </button>{' '}
-                    <button
-                      type="button"
-                      class="danger"
-                      onClick={() => {
-                        remove.clearError();
-                        setDeleting(endpoint);
-                      }}
-                    >
-                      Delete<span class="visually-hidden"> {endpoint.url}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+        {endpoints.data && (
+          <Table caption="Webhook endpoints of the workspace, oldest first" columns={columns} rows={endpoints.data} rowKey={(endpoint) => endpoint.id} empty="No endpoints yet." />
         )}
       </section>
       {viewing && <Deliveries key={viewing.id} endpoint={viewing} />}
-      <ConfirmDialog
+      <Dialog
         open={!!deleting}
         title="Delete this endpoint?"
-        confirmLabel="Delete endpoint"
-        busyLabel="Deleting…"
+        onClose={() => {
+          remove.clearError();
+          setDeleting(undefined);
+        }}
         busy={remove.busy}
-        error={remove.error?.message}
-        fallbackFocus="endpoints"
-        onConfirm={confirmDelete}
-        onCancel={() => setDeleting(undefined)}
+        returnFocus="endpoints"
+        confirm={{ label: 'Delete endpoint', busyLabel: 'Deleting…', error: remove.error?.message, onConfirm: confirmDelete }}
       >
         <p>
           Nothing more is sent to <code>{deleting?.url}</code>; its queued deliveries and its delivery log go with it.
         </p>
-      </ConfirmDialog>
+      </Dialog>
     </Page>
   );
 }
@@ -261,6 +254,37 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
     if (!last) return 'Not sent yet';
     return last.responseStatus !== null ? `HTTP ${last.responseStatus} in ${last.durationMs} ms` : (last.error ?? 'No answer');
   };
+  const columns: Column<Delivery>[] = [
+    {
+      header: 'Event',
+      cell: (delivery) => (
+        <>
+          <code>{delivery.eventType}</code> <span class="hint">{delivery.eventId}</span>
+        </>
+      ),
+    },
+    {
+      header: 'Status',
+      cell: (delivery) =>
+        delivery.status === 'delivered'
+          ? 'Delivered'
+          : delivery.status === 'failed'
+            ? 'Failed'
+            : `Pending${delivery.nextAttemptAt ? `, next try ${formatDateTime(delivery.nextAttemptAt)}` : ''}`,
+    },
+    { header: 'Attempts', cell: (delivery) => delivery.attempts.length },
+    { header: 'Last answer', cell: lastOf },
+    { header: 'Created', cell: (delivery) => formatDateTime(delivery.createdAt) },
+    {
+      header: 'Actions',
+      hiddenHeader: true,
+      cell: (delivery) => (
+        <button type="button" onClick={() => void again(delivery)} disabled={redeliver.busy || !endpoint.enabled}>
+          Send again<span class="visually-hidden"> {delivery.eventType} {delivery.eventId}</span>
+        </button>
+      ),
+    },
+  ];
   return (
     <section aria-labelledby="deliveries">
       <h2 id="deliveries">
@@ -271,43 +295,8 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
       </button>
       <ErrorMessage message={deliveries.error?.message ?? redeliver.error?.message} />
       {!deliveries.data && !deliveries.error && <Loading what="the deliveries" />}
-      {deliveries.data && deliveries.data.items.length === 0 && <p>Nothing sent to it yet.</p>}
-      {deliveries.data && deliveries.data.items.length > 0 && (
-        <table class="responsive">
-          <caption class="visually-hidden">Deliveries to the endpoint, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.data.items.map((delivery) => (
-              <tr key={delivery.id}>
-                <th scope="row" data-label="Event">
-                  <code>{delivery.eventType}</code> <span class="hint">{delivery.eventId}</span>
-                </th>
-                <td data-label="Status">
-                  {delivery.status === 'delivered' ? 'Delivered' : delivery.status === 'failed' ? 'Failed' : `Pending${delivery.nextAttemptAt ? `, next try ${formatDateTime(delivery.nextAttemptAt)}` : ''}`}
-                </td>
-                <td data-label="Attempts">{delivery.attempts.length}</td>
-                <td data-label="Last answer">{lastOf(delivery)}</td>
-                <td data-label="Created">{formatDateTime(delivery.createdAt)}</td>
-                <td data-label="Actions">
-                  <button type="button" onClick={() => void again(delivery)} disabled={redeliver.busy || !endpoint.enabled}>
-                    Send again<span class="visually-hidden"> {delivery.eventType} {delivery.eventId}</span>
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      {deliveries.data && (
+        <Table caption="Deliveries to the endpoint, newest first" columns={columns} rows={deliveries.data.items} rowKey={(delivery) => delivery.id} empty="Nothing sent to it yet." />
       )}
     </section>
   );

@@ -1,9 +1,9 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, call, errorFor, formError, type Schema } from '../api.js';
-import type { PageProps } from '../app.js';
 import { ErrorMessage, Field, focusFirstInvalid, IdChoices, SubmitButton } from '../components/form.js';
-import { Loading, Page } from '../components/page.js';
+import { Loading, Page, type PageProps } from '../components/page.js';
 import { useAction, useLoad } from '../hooks.js';
+import { listed, platformsWhere } from '../platforms.js';
 import { PostingWindowsEditor, type PostingWindow } from './posting-windows.js';
 
 type Workspace = Schema<'Workspace'>;
@@ -75,7 +75,7 @@ function SettingsForm({ workspace, members, readOnly, onSaved }: { workspace: Wo
         <TimeZoneSelect value={timeZone} zones={zones} onChange={setTimeZone} error={errorFor(save.error, 'timeZone')} />
         <PostingWindowsEditor windows={windows} onChange={setWindows} error={errorFor(save.error, 'postingWindows')} />
         <Field
-          label="Default languages of Bluesky posts"
+          label={`Default languages of ${listed(platformsWhere((platform) => platform.languages))} posts`}
           name="languages"
           value={languages}
           onInput={setLanguages}

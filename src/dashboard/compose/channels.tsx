@@ -1,0 +1,81 @@
+import { STATUS_LABELS } from '../calendar/status.js';
+import { channelLabel } from '../platforms.js';
+import { Link } from '../router.js';
+import { formatSlotInZone } from '../zoned-time.js';
+import { Avatar } from './avatar.js';
+import { hasOwnText, rootsOf, type ComposeState, type Dispatch, type Integration, type Post } from './state.js';
+import { countersOf, TextArea } from './text-field.js';
+
+/**
+ * The channels: the workspace's connected ones as checkboxes for a new post; for a post being edited, its own, each
+ * with its schedule's status and time (PATCH cannot add or remove a channel).
+ */
+export function ChannelChoices({ channels, post, selected, timeZone, dispatch }: { channels: Integration[]; post: Post | undefined; selected: string[]; timeZone: string; dispatch: Dispatch }) {
+  const publishable = channels.filter((channel) => channel.connectStatus === 'ACTIVE' || post);
+  return (
+    <fieldset>
+      <legend>Channels</legend>
+      {post ? (
+        <ul class="channel-choices">
+          {rootsOf(post).map((root) => {
+            const channel = channels.find((candidate) => candidate.id === root.integrationId);
+            return (
+              <li key={root.id} class="channel-choice">
+                <Avatar name={root.integration.name} image={channel?.image ?? null} class="avatar small" size={28} />
+                <span>
+                  {channelLabel(root.integration)} <span class="badge">{STATUS_LABELS[root.status]}</span>
+                  {root.scheduledAt && <span class="hint"> {formatSlotInZone(root.scheduledAt, timeZone)}</span>}
+                </span>
+              </li>
+            );
+          })}
+        </ul>
+      ) : publishable.length === 0 ? (
+        <p>
+          No channel yet: <Link href="/channels">connect one</Link> first.
+        </p>
+      ) : (
+        <ul class="channel-choices">
+          {publishable.map((channel) => (
+            <li key={channel.id} class="channel-choice">
+              <label class="checkbox">
+                <input type="checkbox" checked={selected.includes(channel.id)} onChange={(event) => dispatch({ type: 'channel', id: channel.id, chosen: event.currentTarget.checked })} />
+                <Avatar name={channel.name} image={channel.image} class="avatar small" size={28} />
+                {channelLabel(channel)}
+              </label>
+              {channel.tokenStatus !== 'VALID' && channel.tokenStatus !== 'EXPIRING' && <span class="hint"> not connected: its posts fail until it is (see Channels)</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </fieldset>
+  );
+}
+
+/** "Different text for …": a text of its own per chosen channel, starting as the post's. */
+export function ChannelTexts({ chosen, state, dispatch }: { chosen: Integration[]; state: ComposeState; dispatch: Dispatch }) {
+  return (
+    <>
+      {chosen.map((channel) => {
+        const own = hasOwnText(state, channel.id);
+        return (
+          <div key={channel.id} class="override">
+            <label class="checkbox">
+              <input type="checkbox" checked={own} onChange={(event) => dispatch({ type: 'ownText', id: channel.id, on: event.currentTarget.checked })} />
+              Different text for {channelLabel(channel)}
+            </label>
+            {own && (
+              <TextArea
+                label={`Text for ${channel.name}`}
+                value={state.overrides[channel.id]!}
+                onInput={(value) => dispatch({ type: 'override', id: channel.id, value })}
+                rows={4}
+                counters={countersOf([channel], state.overrides[channel.id]!)}
+              />
+            )}
+          </div>
+        );
+      })}
+    </>
+  );
+}

@@ -1,0 +1,135 @@
+import { useState } from 'preact/hooks';
+import { formatBytes, formatNumber } from '../format.js';
+import { rules } from '../platforms.js';
+import { MAX_UPLOAD_BYTES, UPLOAD_IMAGE_TYPES } from '../../platforms/rules.js';
+import type { Channel, Dispatch, MediaItem } from './state.js';
+import { fileRefusal, uploadFile, withdrawn } from './upload.js';
+
+let nextKey = 0;
+
+/** The images: picked or dropped, each uploaded at once with its progress, its alt text, and the platforms' rules. */
+export function MediaPicker({ media, dispatch, chosen }: { media: MediaItem[]; dispatch: Dispatch; chosen: Channel[] }) {
+  const [dragging, setDragging] = useState(false);
+  const [refused, setRefused] = useState<string[]>([]);
+  const update = (key: string, change: Partial<MediaItem>) => dispatch({ type: 'media', key, change });
+
+  const add = (files: FileList | null) => {
+    if (!files) return;
+    const refusals: string[] = [];
+    for (const file of [...files]) {
+      const refusal = fileRefusal(file);
+      if (refusal) {
+        refusals.push(refusal);
+        continue;
+      }
+      const key = `upload-${++nextKey}`;
+      dispatch({ type: 'addMedia', item: { key, name: file.name, mimeType: file.type, size: file.size, src: '', step: 'hashing', progress: 0, altText: '' } });
+      const reader = new FileReader();
+      reader.onload = () => update(key, { src: String(reader.result) });
+      reader.readAsDataURL(file);
+      void uploadFile(
+        file,
+        (step, progress) => update(key, { step, progress }),
+        (uploadId) => update(key, { uploadId }),
+      ).then((result) => {
+        if (result.ok) {
+          update(key, { step: 'done', progress: 1, mediaId: result.data.mediaId, variantsStatus: result.data.variantsStatus, publishedBytes: result.data.variants.source?.sizeBytes ?? null });
+        } else update(key, { step: 'failed', error: result.error.message });
+      });
+    }
+    setRefused(refusals);
+  };
+
+  const platforms = [...new Set(chosen.map((channel) => channel.platform))];
+  return (
+    <fieldset class="media">
+      <legend>Images</legend>
+      <div
+        class={dragging ? 'dropzone dragging' : 'dropzone'}
+        onDragOver={(event) => {
+          event.preventDefault();
+          setDragging(true);
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={(event) => {
+          event.preventDefault();
+          setDragging(false);
+          add(event.dataTransfer?.files ?? null);
+        }}
+      >
+        <label for="compose-files">Add images</label>
+        <p class="hint" id="compose-files-hint">
+          Drop images here, or choose them: JPEG, PNG, WebP or GIF, up to {formatBytes(MAX_UPLOAD_BYTES)} each.
+        </p>
+        <input
+          id="compose-files"
+          type="file"
+          multiple
+          accept={UPLOAD_IMAGE_TYPES.join(',')}
+          aria-describedby="compose-files-hint"
+          onChange={(event) => {
+            add(event.currentTarget.files);
+            event.currentTarget.value = '';
+          }}
+        />
+      </div>
+      {refused.map((refusal) => (
+        <p key={refusal} class="error" role="alert">
+          {refusal}
+        </p>
+      ))}
+      {platforms.length > 0 && (
+        <ul class="media-rules">
+          {platforms.map((platform) => {
+            const { label, limits } = rules[platform];
+            return (
+              <li key={platform}>
+                <strong>{label}:</strong> at most {limits.images} images
+                {limits.imageTypes.length < UPLOAD_IMAGE_TYPES.length ? `, ${limits.imageTypes.map((type) => type.replace('image/', '').toUpperCase()).join(', ')} only` : ''}
+                {limits.imageBytes ? `, each published at most ${formatNumber(limits.imageBytes)} bytes (made to fit)` : ''}; alt text up to {formatNumber(limits.altText.limit)}{' '}
+                {limits.altText.unit === 'graphemes' ? 'characters' : 'characters (UTF-16)'}.
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {media.length > 0 && (
+        <ul class="media-list">
+          {media.map((item, index) => (
+            <li key={item.key} class="media-item">
+              {item.src ? <img src={item.src} alt="" class="media-thumb" /> : <span class="media-thumb" />}
+              <div class="media-body">
+                <p class="media-name">
+                  {item.name} <span class="hint">({formatBytes(item.size)})</span>
+                </p>
+                {item.step !== 'done' && item.step !== 'failed' && (
+                  <p class="media-progress">
+                    <progress max={100} value={Math.round(item.progress * 100)} aria-label={`Uploading ${item.name}`} />{' '}
+                    <span>{item.step === 'hashing' ? 'Computing its checksum…' : item.step === 'uploading' ? `Uploading… ${Math.round(item.progress * 100)} %` : 'Finishing…'}</span>
+                  </p>
+                )}
+                {item.step === 'done' && <p class="success">Uploaded</p>}
+                {item.step === 'failed' && <p class="error">Not uploaded: {item.error}</p>}
+                <div class="field">
+                  <label for={`${item.key}-alt`}>Alt text for {item.name}</label>
+                  <textarea id={`${item.key}-alt`} rows={2} value={item.altText} onInput={(event) => update(item.key, { altText: event.currentTarget.value })} />
+                </div>
+                <button
+                  type="button"
+                  onClick={() => {
+                    // An image uploaded here and not saved yet is deleted, so it stops counting against the allowance.
+                    if (item.uploadId) void withdrawn(item.uploadId, null);
+                    dispatch({ type: 'removeMedia', key: item.key });
+                  }}
+                >
+                  Remove image {index + 1}
+                  <span class="visually-hidden"> ({item.name})</span>
+                </button>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </fieldset>
+  );
+}

@@ -1,0 +1,371 @@
+import type { Schema } from '../api.js';
+import { formatNumber } from '../format.js';
+import { channelLabel } from '../platforms.js';
+import { isoToZoned, zonedToIso } from '../zoned-time.js';
+import { contentTooLongMessage, mediaRuleMessage, measure, rules, threadRefusedMessage, type AttachedImage } from '../../platforms/rules.js';
+
+/**
+ * The composer's state apart from its view, pure (no DOM, no request): what the form holds, its transitions (a
+ * reducer), what blocks a submit (the platforms' rules, src/platforms/rules.ts, checked as the API checks them), the
+ * bodies of POST /posts and PATCH /posts/{id}, and a post read back into the form. Tested in test/compose-state.test.ts.
+ */
+
+export type Integration = Schema<'Integration'>;
+export type Post = Schema<'Post'>;
+type Schedule = Schema<'Schedule'>;
+export type Action = 'DRAFT' | 'NEXT_WINDOW' | 'SCHEDULED_TIME' | 'PUBLISH_NOW' | 'KEEP';
+/** A channel as the checks and counters need it. */
+export type Channel = Pick<Integration, 'id' | 'name' | 'platform'>;
+
+/** A file being uploaded, or media already attached (editing a post). */
+export interface MediaItem {
+  key: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  /** What the preview shows: the file read as a data: URL (the CSP allows data: images), then the stored image. */
+  src: string;
+  step: 'hashing' | 'uploading' | 'completing' | 'done' | 'failed';
+  progress: number;
+  error?: string;
+  mediaId?: string;
+  /** An upload made on this page (not one the post already had): deleted again if the image is removed before saving. */
+  uploadId?: string;
+  variantsStatus?: AttachedImage['variantsStatus'];
+  publishedBytes?: number | null;
+  altText: string;
+}
+
+/** What the form holds. */
+export interface ComposeState {
+  /** The chosen channels' ids (an edited post keeps its own: PATCH cannot add or remove one). */
+  selected: string[];
+  /** The post's text, published on every chosen channel that has no text of its own. */
+  content: string;
+  /** The channels' own texts, by channel id (the row's `overrides`; when editing, a schedule's own content). */
+  overrides: Record<string, string>;
+  /** The thread's parts after the post, in order, as typed (empty ones too). */
+  thread: string[];
+  firstComment: string;
+  tagIds: string[];
+  evergreen: boolean;
+  media: MediaItem[];
+  action: Action;
+  /** The day and time chosen for SCHEDULED_TIME, in the workspace's zone (`YYYY-MM-DD`, `HH:MM`). */
+  date: string;
+  time: string;
+}
+
+/** The fields a form control sets as they are. */
+type PlainField = 'content' | 'firstComment' | 'tagIds' | 'evergreen' | 'action' | 'date' | 'time';
+
+export type ComposeEvent =
+  | { type: 'set'; change: Partial<Pick<ComposeState, PlainField>> }
+  | { type: 'channel'; id: string; chosen: boolean }
+  /** "Different text for …": on, the channel's own text starts as the post's; off, it is dropped. */
+  | { type: 'ownText'; id: string; on: boolean }
+  | { type: 'override'; id: string; value: string }
+  | { type: 'addPart' }
+  | { type: 'removePart'; index: number }
+  | { type: 'part'; index: number; value: string }
+  | { type: 'tagAdded'; id: string }
+  | { type: 'addMedia'; item: MediaItem }
+  | { type: 'media'; key: string; change: Partial<MediaItem> }
+  | { type: 'removeMedia'; key: string }
+  /** Saved: the images belong to the post now (removing one must not delete its upload); a new post's form is emptied. */
+  | { type: 'saved'; editing: boolean };
+
+export type Dispatch = (event: ComposeEvent) => void;
+
+/** The most thread parts a post takes after its first. */
+export const MAX_THREAD_PARTS = 25;
+
+export function compose(state: ComposeState, event: ComposeEvent): ComposeState {
+  switch (event.type) {
+    case 'set':
+      return { ...state, ...event.change };
+    case 'channel':
+      return { ...state, selected: event.chosen ? [...state.selected, event.id] : state.selected.filter((id) => id !== event.id) };
+    case 'ownText': {
+      const overrides = { ...state.overrides };
+      if (event.on) overrides[event.id] = state.content;
+      else delete overrides[event.id];
+      return { ...state, overrides };
+    }
+    case 'override':
+      return { ...state, overrides: { ...state.overrides, [event.id]: event.value } };
+    case 'addPart':
+      return state.thread.length < MAX_THREAD_PARTS ? { ...state, thread: [...state.thread, ''] } : state;
+    case 'removePart':
+      return { ...state, thread: state.thread.filter((_, at) => at !== event.index) };
+    case 'part':
+      return { ...state, thread: state.thread.map((part, at) => (at === event.index ? event.value : part)) };
+    case 'tagAdded':
+      return { ...state, tagIds: [...state.tagIds, event.id] };
+    case 'addMedia':
+      return { ...state, media: [...state.media, event.item] };
+    case 'media':
+      return { ...state, media: state.media.map((item) => (item.key === event.key ? { ...item, ...event.change } : item)) };
+    case 'removeMedia':
+      return { ...state, media: state.media.filter((item) => item.key !== event.key) };
+    case 'saved':
+      if (!event.editing) return { ...initialState(undefined, ''), action: state.action };
+      return { ...state, media: state.media.map(({ uploadId: _saved, ...item }) => item) };
+  }
+}
+
+/** The form for a new post (`post` undefined), or for `post` as it was written, its times read in `timeZone`. */
+export function initialState(post: Post | undefined, timeZone: string): ComposeState {
+  const roots = rootsOf(post);
+  const draftAt = roots.find((root) => root.scheduledAt)?.scheduledAt;
+  return {
+    selected: roots.map((root) => root.integrationId),
+    content: post?.content ?? '',
+    overrides: Object.fromEntries(roots.filter((root) => root.scheduledContent !== post!.content).map((root) => [root.integrationId, root.scheduledContent])),
+    thread: post ? threadOf(post) : [],
+    firstComment: roots[0]?.firstComment ?? '',
+    tagIds: post?.tagIds ?? [],
+    evergreen: post?.isEvergreen ?? false,
+    media: post ? post.attachments.map(attachedItem) : [],
+    action: post ? 'KEEP' : 'NEXT_WINDOW',
+    ...(draftAt ? isoToZoned(draftAt, timeZone) : { date: '', time: '' }),
+  };
+}
+
+/** A post's first schedule on each channel (its thread parts are the others). */
+export const rootsOf = (post: Post | undefined): Schedule[] => post?.schedules.filter((schedule) => schedule.threadOrder === 0) ?? [];
+
+/** Whether some of the post's channels are drafts, which an edit may make live. */
+export const hasDrafts = (post: Post) => rootsOf(post).some((root) => root.status === 'DRAFT');
+
+/** The chosen channels, in the workspace's order. */
+export const chosenOf = <T extends Channel>(state: ComposeState, channels: T[]): T[] => channels.filter((channel) => state.selected.includes(channel.id));
+
+export const hasOwnText = (state: ComposeState, channelId: string) => state.overrides[channelId] !== undefined;
+
+/** The text `channelId` publishes: its own, or the post's. */
+export const textFor = (state: ComposeState, channelId: string) => state.overrides[channelId] ?? state.content;
+
+/** The thread parts that are written (an empty one is not sent). */
+export const writtenParts = (state: ComposeState) => state.thread.filter((part) => part.trim() !== '');
+
+/** Whether PATCH /posts/{id} may change the schedule (not while it is publishing or published). */
+export const isEditable = (schedule: Schedule) => schedule.status === 'DRAFT' || schedule.status === 'FAILED' || schedule.status === 'SCHEDULED';
+
+/** The post's thread parts at `order` (1 is the second part), one per channel that has a thread. */
+export const partsAt = (post: Post, order: number) => post.schedules.filter((schedule) => schedule.threadOrder === order);
+
+/** Whether the schedule publishes the post's own text, so that a change of `content` reaches it (as the API decides). */
+const follows = (post: Post, root: Schedule) => root.scheduledContent === post.content;
+
+const sameList = (a: unknown[], b: unknown[]) => JSON.stringify(a) === JSON.stringify(b);
+
+/** What the API would refuse, worded and numbered as it words them, in the order it checks them. */
+export function problems(state: ComposeState, chosen: Channel[], post: Post | undefined): string[] {
+  const found: string[] = [];
+  const images = attachedImages(state.media);
+  const tooLong = (field: string, channel: Pick<Channel, 'name' | 'platform'>, text: string, as: 'post' | 'comment' = 'post') => {
+    const refusal = contentTooLongMessage(field, { name: channel.name, platform: channel.platform }, text, as);
+    if (refusal) found.push(refusal);
+  };
+  const mediaRule = (field: string, channel: Pick<Channel, 'name' | 'platform'>) => {
+    const violation = mediaRuleMessage(field, { name: channel.name, platform: channel.platform }, images);
+    if (violation) found.push(violation);
+  };
+  const { firstComment, overrides } = state;
+  if (post) {
+    // Editing: what the PATCH changes, checked where the API checks it; a publishing or published schedule takes nothing.
+    const roots = rootsOf(post);
+    const edits = textEdits(post, state);
+    const live = roots.filter(isEditable);
+    edits.schedules.forEach((edit, index) => tooLong(`body.schedules[${index}].content`, edit.integration, edit.content));
+    if (edits.content !== undefined) {
+      for (const root of live) if (follows(post, root) && !edits.schedules.some((edit) => edit.id === root.id)) tooLong('body.content', root.integration, edits.content);
+    }
+    if (firstComment.trim() && firstComment !== (roots[0]?.firstComment ?? '')) for (const root of live) tooLong('body.firstComment', root.integration, firstComment, 'comment');
+    for (const root of live) mediaRule('body.media', root.integration);
+    return found;
+  }
+  const parts = writtenParts(state);
+  const overrideIndex = chosen.filter((channel) => overrides[channel.id] !== undefined).map((channel) => channel.id);
+  for (const channel of chosen) {
+    if (parts.length) {
+      const refused = threadRefusedMessage('rows[0].thread', { name: channel.name, platform: channel.platform });
+      if (refused) found.push(refused);
+    }
+    const own = overrides[channel.id] !== undefined;
+    tooLong(own ? `rows[0].overrides[${overrideIndex.indexOf(channel.id)}].content` : 'rows[0].content', channel, textFor(state, channel.id));
+    if (rules[channel.platform].threads) parts.forEach((part, index) => tooLong(`rows[0].thread[${index}].content`, channel, part));
+    if (firstComment.trim()) tooLong('rows[0].firstComment', channel, firstComment, 'comment');
+    mediaRule('rows[0].media', channel);
+  }
+  return found;
+}
+
+/** What must be done before anything is sent (not a platform's rule): no channel, no text, uploads under way, no time. */
+export function missing(state: ComposeState, chosen: Channel[], { editing, timeZone, now = Date.now() }: { editing: boolean; timeZone: string; now?: number }): string[] {
+  const { content, overrides, thread, media, action } = state;
+  const at = action === 'SCHEDULED_TIME' ? zonedToIso(state.date, state.time, timeZone) : null;
+  return [
+    chosen.length === 0 ? 'Choose at least one channel.' : '',
+    content.trim() === '' ? 'Write the post’s text.' : '',
+    chosen.some((channel) => overrides[channel.id] !== undefined && overrides[channel.id]!.trim() === '') ? 'A channel’s own text is empty: write it, or use the post’s text.' : '',
+    editing && thread.some((part) => part.trim() === '') ? 'A thread part is empty: write it (a part is removed by deleting its schedule in the calendar).' : '',
+    media.some((item) => item.step !== 'done' && item.step !== 'failed') ? 'Wait for the images to finish uploading.' : '',
+    media.some((item) => item.step === 'failed') ? 'Remove the images that could not be uploaded.' : '',
+    action === 'SCHEDULED_TIME' && !at ? `Choose the date and time (${timeZone}).` : '',
+    at && Date.parse(at) <= now ? 'The chosen time is in the past.' : '',
+  ].filter(Boolean);
+}
+
+/** The media as POST and PATCH take them: their ids, and their alt text when there is some. */
+const mediaRefs = (media: MediaItem[]) => media.map((item) => ({ id: item.mediaId!, ...(item.altText.trim() && { altText: item.altText.trim() }) }));
+
+const scheduledAtOf = (state: ComposeState, timeZone: string) => (state.action === 'SCHEDULED_TIME' ? zonedToIso(state.date, state.time, timeZone)! : undefined);
+
+/** The body of POST /posts: one row for the chosen channels, with only what was given. */
+export function createBody(state: ComposeState, chosen: Channel[], timeZone: string) {
+  const { content, tagIds, evergreen, firstComment, overrides } = state;
+  const scheduledAt = scheduledAtOf(state, timeZone);
+  const parts = writtenParts(state);
+  const media = mediaRefs(state.media);
+  const overrideList = chosen.filter((channel) => overrides[channel.id] !== undefined).map((channel) => ({ integrationId: channel.id, content: overrides[channel.id]! }));
+  return {
+    rows: [
+      {
+        content,
+        ...(scheduledAt && { scheduledAt }),
+        ...(tagIds.length && { tagIds }),
+        ...(evergreen && { isEvergreen: true }),
+        ...(firstComment.trim() && { firstComment }),
+        ...(parts.length && { thread: parts.map((part) => ({ content: part })) }),
+        ...(overrideList.length && { overrides: overrideList }),
+        ...(media.length && { media }),
+      },
+    ],
+    shared: { selectedIntegrations: chosen.map((channel) => channel.id) },
+    postAction: state.action as Exclude<Action, 'KEEP'>,
+  };
+}
+
+/**
+ * The body of PATCH /posts/{id}: only what changed. A schedule that turned PUBLISHING since the page loaded refuses any
+ * change named to it, and replacing the media or tags with the same list would still rewrite them.
+ */
+export function patchBody(state: ComposeState, post: Post, timeZone: string) {
+  const { tagIds, evergreen, action } = state;
+  const edits = textEdits(post, state);
+  const comment = state.firstComment.trim() ? state.firstComment : null;
+  const media = mediaRefs(state.media);
+  const scheduledAt = scheduledAtOf(state, timeZone);
+  return {
+    ...(edits.content !== undefined && { content: edits.content }),
+    ...(!sameList(tagIds, post.tagIds) && { tagIds }),
+    ...(evergreen !== post.isEvergreen && { isEvergreen: evergreen }),
+    ...(comment !== (rootsOf(post)[0]?.firstComment ?? null) && { firstComment: comment }),
+    ...(!sameList(media, post.attachments.map((a) => ({ id: a.mediaId, ...(a.altText && { altText: a.altText }) }))) && { media }),
+    ...(edits.schedules.length && { schedules: edits.schedules.map(({ id, content }) => ({ id, content })) }),
+    ...(action !== 'KEEP' && action !== 'DRAFT' && hasDrafts(post) && { postAction: action, ...(scheduledAt && { scheduledAt }) }),
+  };
+}
+
+/**
+ * The texts an edit changes, as PATCH /posts/{id} takes them: `content` when the post's text changed, and in
+ * `schedules` only the changeable schedules whose text is their own and changed (an override added, changed or removed;
+ * a thread part rewritten), so that one which started publishing meanwhile is not named, and nothing unchanged is sent.
+ */
+export function textEdits(post: Post, { content, overrides, thread }: Pick<ComposeState, 'content' | 'overrides' | 'thread'>) {
+  const written = threadOf(post);
+  const textOf = (schedule: Schedule) =>
+    schedule.threadOrder === 0
+      ? (overrides[schedule.integrationId] ?? content)
+      : thread[schedule.threadOrder - 1] !== written[schedule.threadOrder - 1]
+        ? thread[schedule.threadOrder - 1]!
+        : schedule.scheduledContent;
+  return {
+    content: content === post.content ? undefined : content,
+    schedules: post.schedules
+      .filter((schedule) => isEditable(schedule) && textOf(schedule) !== schedule.scheduledContent)
+      // A first schedule publishing the post's text follows `content` without being named.
+      .filter((schedule) => !(schedule.threadOrder === 0 && follows(post, schedule) && textOf(schedule) === content))
+      .map((schedule) => ({ id: schedule.id, content: textOf(schedule), integration: schedule.integration })),
+  };
+}
+
+/** The post's thread parts after its first schedule, in order. */
+export function threadOf(post: Post): string[] {
+  const first = post.schedules.find((schedule) => schedule.threadOrder === 0);
+  return post.schedules
+    .filter((schedule) => schedule.threadOrder > 0 && schedule.threadRootScheduleId === first?.id)
+    .sort((a, b) => a.threadOrder - b.threadOrder)
+    .map((schedule) => schedule.scheduledContent);
+}
+
+function attachedItem(attachment: Post['attachments'][number]): MediaItem {
+  const media = attachment.media;
+  return {
+    key: `attached-${attachment.id}`,
+    name: media?.url.split('/').pop() ?? 'image',
+    mimeType: mimeOf(media?.url ?? ''),
+    size: media?.size ?? 0,
+    src: media?.variants['1:1']?.url ?? media?.url ?? '',
+    step: 'done',
+    progress: 1,
+    mediaId: attachment.mediaId,
+    variantsStatus: media?.variantsStatus,
+    publishedBytes: media?.variants.source?.sizeBytes ?? null,
+    altText: attachment.altText ?? '',
+  };
+}
+
+function mimeOf(url: string): string {
+  const extension = /\.(\w+)$/.exec(url)?.[1]?.toLowerCase();
+  return extension === 'png' ? 'image/png' : extension === 'gif' ? 'image/gif' : extension === 'webp' ? 'image/webp' : 'image/jpeg';
+}
+
+/** The media as the platform rules see them (src/platforms/rules.ts): what the API checks at submit. */
+function attachedImages(media: MediaItem[]): AttachedImage[] {
+  return media.map((item) => ({
+    mimeType: item.mimeType,
+    altText: item.altText.trim() || null,
+    variantsStatus: item.variantsStatus ?? 'pending',
+    publishedBytes: item.publishedBytes ?? null,
+  }));
+}
+
+/** A counter under a text: the channel that publishes it, and as what. */
+export interface CounterSpec {
+  channel: Channel;
+  text: string;
+  as: 'post' | 'comment';
+}
+
+export interface Counter {
+  key: string;
+  name: string;
+  tone: 'ok' | 'warn' | 'over';
+  /** What the counter reads. */
+  text: string;
+  /** What the live region says when the counter is not `ok`. */
+  announce: string;
+}
+
+/**
+ * A text counted by the channel's platform rule: the limit nearest to being passed (a platform may count in two units,
+ * as Bluesky counts graphemes and bytes), a warning from 90 % of it, and over it the API's own numbers.
+ */
+export function counterState({ channel, text, as }: CounterSpec): Counter {
+  const measured = measure(text);
+  const platform = rules[channel.platform];
+  const limits = platform.limits[as === 'comment' ? 'comment' : 'text'];
+  const nearest = limits.map((limit) => ({ ...limit, used: measured[limit.unit] })).sort((a, b) => b.used / b.limit - a.used / a.limit)[0]!;
+  // Over is the API's own judgement (the shared rule), and when over, its numbers are the ones shown.
+  const found = platform.checkText(text, as);
+  const tone = found ? 'over' : nearest.used >= nearest.limit * 0.9 ? 'warn' : 'ok';
+  const who = channelLabel(channel);
+  const shown = found ? { used: found.length, limit: found.limit, label: limits.find((limit) => limit.unit === found.unit)?.label ?? found.unit } : nearest;
+  const counted = `${formatNumber(shown.used)} / ${formatNumber(shown.limit)} ${shown.label}`;
+  const reads = found ? `${who}: ${counted}, ${formatNumber(found.length - found.limit)} over the limit (${found.length} ${found.unit}; ${platform.label} allows at most ${found.limit})` : `${who}: ${counted}`;
+  const announce = tone === 'over' ? `${who}: over the limit.` : `${who}: ${formatNumber(nearest.limit - nearest.used)} ${nearest.label} left.`;
+  return { key: `${channel.id}-${as}`, name: channel.name, tone, text: reads, announce: tone === 'warn' ? announce.replace(/\d[\d,]* (\w+) left/, 'near the limit') : announce };
+}

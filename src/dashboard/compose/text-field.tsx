@@ -1,0 +1,54 @@
+import { useId } from 'preact/hooks';
+import { counterState, type CounterSpec } from './state.js';
+
+/**
+ * A text field with one counter per channel that publishes it, counted by the platform's own rule (the module the
+ * API checks with). A counter warns from 90 % of the limit and turns into an error the moment the text passes it; a
+ * polite live region says so when it changes state (not at every key).
+ */
+export function TextArea({ label, value, onInput, rows, hint, optional, counters }: { label: string; value: string; onInput: (value: string) => void; rows: number; hint?: string; optional?: boolean; counters: CounterSpec[] }) {
+  const id = useId();
+  const states = counters.map((counter) => counterState(counter));
+  const over = states.some((state) => state.tone === 'over');
+  const announcement = states
+    .filter((state) => state.tone !== 'ok')
+    .map((state) => state.announce)
+    .join(' ');
+  return (
+    <div class="field">
+      <label for={id}>
+        {label}
+        {optional && <span class="optional"> (optional)</span>}
+      </label>
+      {hint && (
+        <p class="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      )}
+      <textarea
+        id={id}
+        class="compose-text"
+        rows={rows}
+        value={value}
+        onInput={(event) => onInput(event.currentTarget.value)}
+        aria-invalid={over ? 'true' : undefined}
+        aria-describedby={[hint && `${id}-hint`, counters.length && `${id}-counters`].filter(Boolean).join(' ') || undefined}
+      />
+      {counters.length > 0 && (
+        <ul class="counters" id={`${id}-counters`}>
+          {states.map((state) => (
+            <li key={state.key} class={`counter ${state.tone}`} data-channel={state.name}>
+              {state.text}
+            </li>
+          ))}
+        </ul>
+      )}
+      <p class="visually-hidden" aria-live="polite">
+        {announcement}
+      </p>
+    </div>
+  );
+}
+
+/** The counters of `text` for each of `channels`. */
+export const countersOf = (channels: CounterSpec['channel'][], text: string, as: CounterSpec['as'] = 'post'): CounterSpec[] => channels.map((channel) => ({ channel, text, as }));

@@ -1,0 +1,364 @@
+import { describe, expect, it } from 'vitest';
+import type { operations } from '../src/dashboard/api-types.js';
+import {
+  compose,
+  counterState,
+  createBody,
+  initialState,
+  missing,
+  patchBody,
+  problems,
+  MAX_THREAD_PARTS,
+  type ComposeEvent,
+  type Channel,
+  type ComposeState,
+  type MediaItem,
+  type Post,
+} from '../src/dashboard/compose/state.js';
+import { channelLabel, listed, platformLabel, platformsWhere } from '../src/dashboard/platforms.js';
+import { platforms } from '../src/platforms/index.js';
+import { PLATFORMS, rules } from '../src/platforms/rules.js';
+
+// The composer's state apart from its view (src/dashboard/compose/state.ts): no browser, no server.
+
+type CreateRequest = operations['createPost']['requestBody']['content']['application/json'];
+type PatchRequest = NonNullable<operations['updatePost']['requestBody']>['content']['application/json'];
+
+const ZONE = 'Europe/Paris';
+
+const sky: Channel = { id: 'sky', name: 'Sky', platform: 'BLUESKY' };
+const inn: Channel = { id: 'inn', name: 'In', platform: 'LINKEDIN' };
+
+// The posts below hold what the composer reads of GET /posts/{id}'s answer (the rest of its shape plays no part here).
+type Schedule = Post['schedules'][number];
+const schedule = (id: string, on: Channel, change: Partial<Schedule>) =>
+  ({
+    id,
+    integrationId: on.id,
+    status: 'DRAFT',
+    scheduledAt: null,
+    scheduledContent: 'Hello',
+    firstComment: null,
+    threadRootScheduleId: null,
+    threadOrder: 0,
+    integration: { ...on, tokenStatus: 'VALID' },
+    ...change,
+  }) as Schedule;
+
+/** A post on Sky (with a thread of two parts) and In (a text of its own), drafts at 10:30 in Paris, with one image. */
+const written = (change: { sky?: Partial<Schedule>; inn?: Partial<Schedule> } = {}) =>
+  ({
+    id: 'post',
+    content: 'Hello',
+    isEvergreen: false,
+    tagIds: ['t1'],
+    attachments: [
+      {
+        id: 'a1',
+        altText: 'A harbour',
+        mediaId: 'm1',
+        media: {
+          url: 'https://store.example/m1/harbour.png',
+          size: 1234,
+          variants: { '1:1': { url: 'https://store.example/m1/square.png' }, source: { url: 'https://store.example/m1/source.png', sizeBytes: 900 } },
+          variantsStatus: 'ready',
+        },
+      },
+    ],
+    schedules: [
+      schedule('s-sky', sky, { scheduledAt: '2027-01-15T09:30:00.000Z', firstComment: 'First!', ...change.sky }),
+      schedule('s-part2', sky, { threadRootScheduleId: 's-sky', threadOrder: 2, scheduledContent: 'Part three' }),
+      schedule('s-part1', sky, { threadRootScheduleId: 's-sky', threadOrder: 1, scheduledContent: 'Part two' }),
+      schedule('s-inn', inn, { scheduledAt: '2027-01-15T09:30:00.000Z', scheduledContent: 'Hello, LinkedIn', firstComment: 'First!', ...change.inn }),
+    ],
+  }) as Post;
+
+const run = (state: ComposeState, ...events: ComposeEvent[]) => events.reduce(compose, state);
+const fresh = () => initialState(undefined, ZONE);
+const uploaded = (key: string, change: Partial<MediaItem> = {}): MediaItem => ({
+  key,
+  name: `${key}.jpg`,
+  mimeType: 'image/jpeg',
+  size: 1000,
+  src: '',
+  step: 'done',
+  progress: 1,
+  mediaId: `media-${key}`,
+  uploadId: `upload-${key}`,
+  variantsStatus: 'ready',
+  publishedBytes: 500,
+  altText: '',
+  ...change,
+});
+
+describe('the form and its transitions', () => {
+  it('starts empty for a new post, for the next free slot', () => {
+    expect(fresh()).toEqual({ selected: [], content: '', overrides: {}, thread: [], firstComment: '', tagIds: [], evergreen: false, media: [], action: 'NEXT_WINDOW', date: '', time: '' });
+  });
+
+  it('chooses channels and lets one go', () => {
+    const state = run(fresh(), { type: 'channel', id: 'sky', chosen: true }, { type: 'channel', id: 'inn', chosen: true }, { type: 'channel', id: 'sky', chosen: false });
+    expect(state.selected).toEqual(['inn']);
+  });
+
+  it('gives a channel a text of its own, starting as the post’s, and drops it again', () => {
+    let state = run(fresh(), { type: 'set', change: { content: 'Hello' } }, { type: 'ownText', id: 'inn', on: true });
+    expect(state.overrides).toEqual({ inn: 'Hello' });
+    state = run(state, { type: 'override', id: 'inn', value: 'Hello, LinkedIn' }, { type: 'set', change: { content: 'Hello again' } });
+    expect(state.overrides).toEqual({ inn: 'Hello, LinkedIn' });
+    expect(run(state, { type: 'ownText', id: 'inn', on: false }).overrides).toEqual({});
+  });
+
+  it('adds, rewrites and removes thread parts, up to the most a post takes', () => {
+    let state = run(fresh(), { type: 'addPart' }, { type: 'addPart' }, { type: 'addPart' }, { type: 'part', index: 0, value: 'one' }, { type: 'part', index: 2, value: 'three' });
+    expect(state.thread).toEqual(['one', '', 'three']);
+    state = run(state, { type: 'removePart', index: 1 });
+    expect(state.thread).toEqual(['one', 'three']);
+    const full = run(fresh(), ...Array.from({ length: MAX_THREAD_PARTS + 3 }, () => ({ type: 'addPart' }) as const));
+    expect(full.thread).toHaveLength(MAX_THREAD_PARTS);
+  });
+
+  it('follows each upload, and removes an image', () => {
+    let state = run(fresh(), { type: 'addMedia', item: uploaded('a', { step: 'hashing', progress: 0 }) }, { type: 'addMedia', item: uploaded('b') });
+    state = run(state, { type: 'media', key: 'a', change: { step: 'uploading', progress: 0.5 } });
+    expect(state.media.map((item) => [item.key, item.step, item.progress])).toEqual([
+      ['a', 'uploading', 0.5],
+      ['b', 'done', 1],
+    ]);
+    expect(run(state, { type: 'removeMedia', key: 'a' }).media.map((item) => item.key)).toEqual(['b']);
+    // An update for an image already removed changes nothing.
+    expect(run(state, { type: 'removeMedia', key: 'a' }, { type: 'media', key: 'a', change: { step: 'done' } }).media).toHaveLength(1);
+  });
+
+  it('adds a tag just made to those chosen', () => {
+    expect(run(fresh(), { type: 'set', change: { tagIds: ['t1'] } }, { type: 'tagAdded', id: 't2' }).tagIds).toEqual(['t1', 't2']);
+  });
+
+  it('empties a new post’s form once saved, keeping the chosen way to publish; an edited one keeps its images, no longer its uploads', () => {
+    const filled = run(
+      fresh(),
+      { type: 'channel', id: 'sky', chosen: true },
+      { type: 'set', change: { content: 'Hi', firstComment: 'c', evergreen: true, action: 'PUBLISH_NOW', tagIds: ['t'] } },
+      { type: 'addPart' },
+      { type: 'addMedia', item: uploaded('a') },
+    );
+    expect(run(filled, { type: 'saved', editing: false })).toEqual({ ...fresh(), action: 'PUBLISH_NOW' });
+    const kept = run(filled, { type: 'saved', editing: true });
+    expect(kept.media).toHaveLength(1);
+    expect(kept.media[0]).not.toHaveProperty('uploadId');
+    expect(kept.media[0]!.mediaId).toBe('media-a');
+    expect(kept.content).toBe('Hi');
+  });
+});
+
+describe('a post read back into the form', () => {
+  it('holds its channels, its own texts, its thread in order, its comment, its images and its time in the workspace’s zone', () => {
+    const state = initialState(written(), ZONE);
+    expect(state).toMatchObject({
+      selected: ['sky', 'inn'],
+      content: 'Hello',
+      overrides: { inn: 'Hello, LinkedIn' },
+      thread: ['Part two', 'Part three'],
+      firstComment: 'First!',
+      tagIds: ['t1'],
+      evergreen: false,
+      action: 'KEEP',
+      date: '2027-01-15',
+      time: '10:30',
+    });
+    expect(state.media).toEqual([
+      {
+        key: 'attached-a1',
+        name: 'harbour.png',
+        mimeType: 'image/png',
+        size: 1234,
+        src: 'https://store.example/m1/square.png',
+        step: 'done',
+        progress: 1,
+        mediaId: 'm1',
+        variantsStatus: 'ready',
+        publishedBytes: 900,
+        altText: 'A harbour',
+      },
+    ]);
+  });
+});
+
+describe('what blocks a submit', () => {
+  const chosen = [sky, inn];
+  const now = Date.parse('2027-01-10T00:00:00.000Z');
+
+  it('says what is missing: a channel, the text, a channel’s own text, uploads, the time', () => {
+    expect(missing(fresh(), [], { editing: false, timeZone: ZONE, now })).toEqual(['Choose at least one channel.', 'Write the post’s text.']);
+    const state = run(
+      fresh(),
+      { type: 'set', change: { content: 'Hi', action: 'SCHEDULED_TIME' } },
+      { type: 'ownText', id: 'inn', on: true },
+      { type: 'override', id: 'inn', value: ' ' },
+      { type: 'addMedia', item: uploaded('a', { step: 'uploading' }) },
+      { type: 'addMedia', item: uploaded('b', { step: 'failed' }) },
+    );
+    expect(missing(state, chosen, { editing: false, timeZone: ZONE, now })).toEqual([
+      'A channel’s own text is empty: write it, or use the post’s text.',
+      'Wait for the images to finish uploading.',
+      'Remove the images that could not be uploaded.',
+      'Choose the date and time (Europe/Paris).',
+    ]);
+    const past = run(fresh(), { type: 'set', change: { content: 'Hi', action: 'SCHEDULED_TIME', date: '2027-01-09', time: '10:30' } });
+    expect(missing(past, [sky], { editing: false, timeZone: ZONE, now })).toEqual(['The chosen time is in the past.']);
+    expect(missing({ ...past, date: '2027-01-11' }, [sky], { editing: false, timeZone: ZONE, now })).toEqual([]);
+    // An empty thread part is left out of a new post, but cannot be sent when editing.
+    const parts = run(past, { type: 'set', change: { date: '2027-01-11' } }, { type: 'addPart' });
+    expect(missing(parts, [sky], { editing: false, timeZone: ZONE, now })).toEqual([]);
+    expect(missing(parts, [sky], { editing: true, timeZone: ZONE, now })).toEqual(['A thread part is empty: write it (a part is removed by deleting its schedule in the calendar).']);
+  });
+
+  it('words the platforms’ refusals as the API does, in its order: thread, text, thread parts, comment, media', () => {
+    const state = run(
+      fresh(),
+      { type: 'set', change: { content: 'x'.repeat(301), firstComment: 'c'.repeat(1251) } },
+      { type: 'ownText', id: 'inn', on: true },
+      { type: 'override', id: 'inn', value: 'ok' },
+      { type: 'addPart' },
+      // Over LinkedIn's 3,000 UTF-16 units too, but LinkedIn has no thread to count it in.
+      { type: 'part', index: 0, value: '🙂'.repeat(1501) },
+      ...['a', 'b', 'c', 'd', 'e'].map((key) => ({ type: 'addMedia', item: uploaded(key) }) as const),
+    );
+    expect(problems(state, chosen, undefined)).toEqual([
+      'rows[0].content for "Sky" (BLUESKY): 301 graphemes; Bluesky allows at most 300',
+      'rows[0].thread[0].content for "Sky" (BLUESKY): 1501 graphemes; Bluesky allows at most 300',
+      'rows[0].firstComment for "Sky" (BLUESKY): 1251 graphemes; Bluesky allows at most 300',
+      'rows[0].media for "Sky" (BLUESKY): Bluesky allows at most 4 images per post; 5 given',
+      'rows[0].thread for "In" (LINKEDIN): LinkedIn has no threads; publish each part as a post of its own, or leave this channel out',
+      'rows[0].firstComment for "In" (LINKEDIN): 1251 characters in a comment; LinkedIn allows at most 1250',
+    ]);
+    // A channel's own text is numbered as the row's overrides are.
+    const own = run(fresh(), { type: 'set', change: { content: 'ok' } }, { type: 'ownText', id: 'inn', on: true }, { type: 'override', id: 'inn', value: 'y'.repeat(3001) });
+    expect(problems(own, chosen, undefined)).toEqual(['rows[0].overrides[0].content for "In" (LINKEDIN): 3001 characters; LinkedIn allows at most 3000']);
+    expect(problems(own, [sky], undefined)).toEqual([]);
+  });
+
+  it('checks an edit where PATCH /posts/{id} checks it, leaving out what is publishing', () => {
+    const post = written();
+    const long = 'z'.repeat(301);
+    expect(problems(run(initialState(post, ZONE), { type: 'set', change: { content: long } }), [], post)).toEqual([`body.content for "Sky" (BLUESKY): 301 graphemes; Bluesky allows at most 300`]);
+    const part = run(initialState(post, ZONE), { type: 'part', index: 1, value: long });
+    expect(problems(part, [], post)).toEqual(['body.schedules[0].content for "Sky" (BLUESKY): 301 graphemes; Bluesky allows at most 300']);
+    const publishing = written({ sky: { status: 'PUBLISHING' } });
+    expect(problems(run(initialState(publishing, ZONE), { type: 'set', change: { content: long, firstComment: 'c'.repeat(1251) } }), [], publishing)).toEqual([
+      'body.firstComment for "In" (LINKEDIN): 1251 characters in a comment; LinkedIn allows at most 1250',
+    ]);
+  });
+});
+
+describe('the request a submit sends', () => {
+  it('builds POST /posts: one row, with only what was given', () => {
+    const minimal = run(fresh(), { type: 'channel', id: 'sky', chosen: true }, { type: 'set', change: { content: 'Hi' } });
+    const body: CreateRequest = createBody(minimal, [sky], ZONE);
+    expect(body).toEqual({ rows: [{ content: 'Hi' }], shared: { selectedIntegrations: ['sky'] }, postAction: 'NEXT_WINDOW' });
+
+    const full = run(
+      minimal,
+      { type: 'channel', id: 'inn', chosen: true },
+      { type: 'ownText', id: 'inn', on: true },
+      { type: 'override', id: 'inn', value: 'Hi, LinkedIn' },
+      { type: 'addPart' },
+      { type: 'addPart' },
+      { type: 'part', index: 1, value: 'Two' },
+      { type: 'set', change: { firstComment: 'First', tagIds: ['t1'], evergreen: true, action: 'SCHEDULED_TIME', date: '2027-01-15', time: '10:30' } },
+      { type: 'addMedia', item: uploaded('a', { altText: '  A harbour ' }) },
+      { type: 'addMedia', item: uploaded('b', { altText: '   ' }) },
+    );
+    expect(createBody(full, [sky, inn], ZONE)).toEqual({
+      rows: [
+        {
+          content: 'Hi',
+          scheduledAt: '2027-01-15T09:30:00.000Z',
+          tagIds: ['t1'],
+          isEvergreen: true,
+          firstComment: 'First',
+          thread: [{ content: 'Two' }],
+          overrides: [{ integrationId: 'inn', content: 'Hi, LinkedIn' }],
+          media: [{ id: 'media-a', altText: 'A harbour' }, { id: 'media-b' }],
+        },
+      ],
+      shared: { selectedIntegrations: ['sky', 'inn'] },
+      postAction: 'SCHEDULED_TIME',
+    });
+    // A channel let go is not sent, nor its own text.
+    expect(createBody(full, [sky], ZONE).rows[0]).not.toHaveProperty('overrides');
+  });
+
+  it('builds PATCH /posts/{id} with only what changed', () => {
+    const post = written();
+    const unchanged: PatchRequest = patchBody(initialState(post, ZONE), post, ZONE);
+    expect(unchanged).toEqual({});
+
+    const edited = run(
+      initialState(post, ZONE),
+      { type: 'set', change: { content: 'Hello!', tagIds: ['t1', 't2'], evergreen: true, firstComment: '' } },
+      { type: 'override', id: 'inn', value: 'Hello, LinkedIn!' },
+      { type: 'part', index: 1, value: 'Part three, rewritten' },
+      { type: 'media', key: 'attached-a1', change: { altText: 'The harbour' } },
+    );
+    expect(patchBody(edited, post, ZONE)).toEqual({
+      content: 'Hello!',
+      tagIds: ['t1', 't2'],
+      isEvergreen: true,
+      firstComment: null,
+      media: [{ id: 'm1', altText: 'The harbour' }],
+      // Sky follows `content` without being named; In's own text and the rewritten part are.
+      schedules: [
+        { id: 's-part2', content: 'Part three, rewritten' },
+        { id: 's-inn', content: 'Hello, LinkedIn!' },
+      ],
+    });
+  });
+
+  it('names no schedule that is publishing, gives a channel back the post’s text, and makes drafts live only when asked', () => {
+    const publishing = written({ inn: { status: 'PUBLISHING' } });
+    expect(patchBody(run(initialState(publishing, ZONE), { type: 'override', id: 'inn', value: 'Changed' }), publishing, ZONE)).toEqual({});
+
+    const post = written();
+    expect(patchBody(run(initialState(post, ZONE), { type: 'ownText', id: 'inn', on: false }), post, ZONE)).toEqual({ schedules: [{ id: 's-inn', content: 'Hello' }] });
+
+    const scheduled = run(initialState(post, ZONE), { type: 'set', change: { action: 'SCHEDULED_TIME', date: '2027-02-01', time: '08:00' } });
+    expect(patchBody(scheduled, post, ZONE)).toEqual({ postAction: 'SCHEDULED_TIME', scheduledAt: '2027-02-01T07:00:00.000Z' });
+    const live = written({ sky: { status: 'SCHEDULED' }, inn: { status: 'SCHEDULED' } });
+    expect(patchBody(run(initialState(live, ZONE), { type: 'set', change: { action: 'PUBLISH_NOW' } }), live, ZONE)).toEqual({});
+  });
+});
+
+describe('a counter, by the platform’s own rule', () => {
+  it('counts, warns from 90 % and says the API’s numbers over the limit', () => {
+    expect(counterState({ channel: sky, text: 'x'.repeat(10), as: 'post' })).toMatchObject({ key: 'sky-post', name: 'Sky', tone: 'ok', text: 'Sky (Bluesky): 10 / 300 characters', announce: 'Sky (Bluesky): 290 characters left.' });
+    expect(counterState({ channel: sky, text: 'x'.repeat(270), as: 'post' })).toMatchObject({ tone: 'warn', announce: 'Sky (Bluesky): near the limit.' });
+    expect(counterState({ channel: sky, text: 'x'.repeat(301), as: 'post' })).toMatchObject({
+      tone: 'over',
+      text: 'Sky (Bluesky): 301 / 300 characters, 1 over the limit (301 graphemes; Bluesky allows at most 300)',
+      announce: 'Sky (Bluesky): over the limit.',
+    });
+    // Text of many multi-byte characters is nearer Bluesky's 3,000 bytes than its 300 graphemes.
+    expect(counterState({ channel: sky, text: '👨‍👩‍👧‍👦'.repeat(100), as: 'post' })).toMatchObject({ tone: 'ok', text: 'Sky (Bluesky): 2,500 / 3,000 bytes' });
+    expect(counterState({ channel: inn, text: 'c'.repeat(1251), as: 'comment' })).toMatchObject({ key: 'inn-comment', tone: 'over' });
+  });
+});
+
+describe('the platforms as the dashboard names them, from their rules', () => {
+  it('labels platforms and channels, and lists the platforms with a feature', () => {
+    expect(PLATFORMS.map(platformLabel)).toEqual(['Bluesky', 'LinkedIn']);
+    expect(platformLabel('MASTODON')).toBe('MASTODON');
+    expect(channelLabel(sky)).toBe('Sky (Bluesky)');
+    expect(platformsWhere((platform) => platform.threads)).toEqual(['Bluesky']);
+    expect(platformsWhere((platform) => platform.languages)).toEqual(['Bluesky']);
+    expect([listed([]), listed(['A']), listed(['A', 'B']), listed(['A', 'B', 'C'])]).toEqual(['', 'A', 'A and B', 'A, B and C']);
+  });
+
+  it('say how each platform connects and whether it revokes, as its adapter does', () => {
+    for (const platform of PLATFORMS) {
+      const publisher = platforms[platform].publisher;
+      expect(rules[platform].connect.method, platform).toBe(publisher?.oauth ? 'oauth' : 'app-password');
+      expect(rules[platform].revokes, platform).toBe(!!publisher?.revoke);
+    }
+  });
+});
