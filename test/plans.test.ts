@@ -1,6 +1,9 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operations } from '../operations/index.js';
 import { definePlan, readPlan, setSubscription, setWorkspacePlan } from '../src/admin/plans.js';
-import { admin } from './support/processes.js';
+import { kebab } from '../src/cli/flags.js';
+import { admin, run } from './support/processes.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';
 
 let service: TestService;
@@ -87,4 +90,38 @@ describe('plans', () => {
     expect(await setWorkspacePlan(db, ws.workspaceId, 'solo')).toEqual(expect.objectContaining({ plan: 'solo' }));
     expect(await setSubscription(db, ws.workspaceId, 'active')).toEqual({ workspaceId: ws.workspaceId, plan: 'solo', subscriptionStatus: 'active' });
   });
+});
+
+describe('the admin command', () => {
+  it('--help lists a command for every operation of the registry, and every command docs/operations.md shows', async () => {
+    const help = run(['run', '--silent', 'admin', '--', '--help'], env);
+    expect(await help.exited).toBe(0);
+    const listed = [...help.output().matchAll(/^ {2}([a-z][a-z-]*) \[options\]/gm)].map(([, name]) => name);
+    expect(listed).toEqual(expect.arrayContaining(operations.map((operation) => kebab(operation.id))));
+    const documented = [...(await readFile('docs/operations.md', 'utf8')).matchAll(/npm run admin -- ([a-z][a-z-]*)/g)].map(([, name]) => name);
+    expect(documented).toContain('list-approvals');
+    expect(listed).toEqual(expect.arrayContaining(documented));
+  });
+
+  it('takes --limit as a number in each list command that pages: list-approvals, list-keys, list-webhook-deliveries, list-recycle-events', async () => {
+    // Two of each: two live posts waiting for approval, two keys, two deliveries (of the posts' events), two recycle events.
+    const team = await service.workspace();
+    const channel = (await team.admin('createIntegration', { platform: 'LINKEDIN', name: 'In' })).id;
+    const webhook = await team.admin('createWebhook', { url: 'https://example.com/hook', eventTypes: ['post.created'] });
+    await team.admin('updateWorkspaceSettings', { postsNeedApproval: true });
+    await team.admin('createApiKey', { name: 'A second key' });
+    for (const content of ['One', 'Two']) {
+      const scheduledAt = new Date(Date.now() + 86_400_000).toISOString();
+      const body = { rows: [{ content, scheduledAt }], shared: { selectedIntegrations: [channel] }, postAction: 'SCHEDULED_TIME' };
+      const created = await call(`${service.api}/posts`, { method: 'POST', key: team.apiKey, body });
+      expect(created.status, created.text).toBe(201);
+    }
+    await service.service.core.db`
+      INSERT INTO recycle_events (organization_id, period, status) SELECT ${team.workspaceId}, period, 'SKIPPED' FROM unnest(ARRAY['2026-W01', '2026-W02']) AS period`;
+    for (const command of [['list-approvals'], ['list-keys'], ['list-webhook-deliveries', '--webhook', webhook.id], ['list-recycle-events']]) {
+      const page = await admin([...command, '--workspace', team.workspaceId, '--limit', '1'], env);
+      expect(page, command[0]).toEqual({ code: 0, json: { items: [expect.any(Object)], nextCursor: expect.any(String) } });
+    }
+    // Four admin processes, one after another, each starting Node and joining the database.
+  }, 90_000);
 });

@@ -16,6 +16,14 @@ export interface FieldFlag {
   repeatable: boolean;
   /** The value is JSON (objects, arrays of objects, unions). */
   json: boolean;
+  /** The operation requires it (a field, not a property of one). */
+  required: boolean;
+  /** The flag takes no value and sets the field to this (the admin's `--on`: `postsNeedApproval` true). */
+  constant?: unknown;
+  /** The word that stands for null (the admin's `--max-runs none`). */
+  nullWord?: string;
+  /** A list's items in one value (the admin's `--channels ID,ID`), trimmed, empty ones dropped ('' is no item); else one a flag. */
+  separator?: string;
 }
 
 export const kebab = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
@@ -39,17 +47,18 @@ const isScalar = (schema: JsonSchema): boolean =>
 export function flagsOf(operation: CliOperation): FieldFlag[] {
   const flags: FieldFlag[] = [];
   for (const part of ['path', 'query', 'body'] as const) {
+    const required = operation.input[part]?.required ?? [];
     for (const [name, raw] of Object.entries(operation.input[part]?.properties ?? {})) {
       const { schema } = unwrap(raw);
       const array = schema.type === 'array';
       const item = array ? unwrap(schema.items ?? {}).schema : undefined;
-      flags.push({ part, at: [name], flag: kebab(name), schema: raw, repeatable: array, json: array ? !isScalar(item!) : !isScalar(schema) });
+      flags.push({ part, at: [name], flag: kebab(name), schema: raw, repeatable: array, json: array ? !isScalar(item!) : !isScalar(schema), required: required.includes(name) });
       if (schema.type === 'object' && schema.properties) {
         for (const [sub, subRaw] of Object.entries(schema.properties)) {
           const { schema: subSchema } = unwrap(subRaw);
           const subArray = subSchema.type === 'array';
           const scalar = subArray ? isScalar(unwrap(subSchema.items ?? {}).schema) : isScalar(subSchema);
-          flags.push({ part, at: [name, sub], flag: `${kebab(name)}.${kebab(sub)}`, schema: subRaw, repeatable: subArray, json: !scalar });
+          flags.push({ part, at: [name, sub], flag: `${kebab(name)}.${kebab(sub)}`, schema: subRaw, repeatable: subArray, json: !scalar, required: false });
         }
       }
     }
@@ -59,18 +68,20 @@ export function flagsOf(operation: CliOperation): FieldFlag[] {
 
 /** The words of `--help` for a field: its description, type, bounds and default, from the operation's own schema. */
 export function describeField(field: FieldFlag): string {
+  if (field.constant !== undefined) return `Sets ${field.at.map(kebab).join('.')} to ${JSON.stringify(field.constant)}`;
   const { schema, nullable } = unwrap(field.schema);
   const item = schema.type === 'array' ? unwrap(schema.items ?? {}).schema : undefined;
   const typeOf = (s: JsonSchema): string =>
     s.enum ? `one of ${s.enum.join('|')}` : s.format ? `${s.type} (${s.format})` : s.type === 'object' ? 'JSON object' : String(s.type ?? 'JSON');
-  const type = item ? `${typeOf(item)}, repeatable${field.json ? ' (each a JSON value, or one JSON array)' : ''}` : typeOf(schema);
+  const list = field.separator === undefined ? 'repeatable' : `separated by "${field.separator}"`;
+  const type = item ? `${typeOf(item)}, ${list}${field.json ? ' (each a JSON value, or one JSON array)' : ''}` : typeOf(schema);
   const bounds = [
     schema.minimum !== undefined && schema.maximum !== undefined && schema.maximum < Number.MAX_SAFE_INTEGER ? `${schema.minimum} to ${schema.maximum}` : undefined,
     schema.minimum !== undefined && !(schema.maximum !== undefined && schema.maximum < Number.MAX_SAFE_INTEGER) ? `at least ${schema.minimum}` : undefined,
     schema.maxLength !== undefined ? `at most ${schema.maxLength} characters` : undefined,
     schema.minItems !== undefined ? `at least ${schema.minItems}` : undefined,
     schema.maxItems !== undefined ? `at most ${schema.maxItems}` : undefined,
-    nullable ? 'null allowed (in --data)' : undefined,
+    field.nullWord !== undefined ? `${field.nullWord} for null` : nullable ? 'null allowed (in --data)' : undefined,
     (field.schema.default ?? schema.default) !== undefined ? `default ${JSON.stringify(field.schema.default ?? schema.default)}` : undefined,
   ].filter(Boolean);
   const words = (field.schema.description ?? schema.description ?? '').replace(/\s+/g, ' ').trim();
@@ -78,9 +89,15 @@ export function describeField(field: FieldFlag): string {
 }
 
 /** The commander option of a field; booleans take --flag and --no-flag. */
-export function optionsOf(field: FieldFlag, required: boolean): Option[] {
+export function optionsOf(field: FieldFlag): Option[] {
   const { schema } = unwrap(field.schema);
-  const help = `${describeField(field)}${required ? ' (required)' : ''}`;
+  const help = `${describeField(field)}${field.required ? ' (required)' : ''}`;
+  if (field.constant !== undefined) {
+    const option = new Option(`--${field.flag}`, help);
+    // It sets a value: not commander's negation of another flag, though named `--no-…` (the admin's `--no-approval`).
+    option.negate = false;
+    return [option];
+  }
   if (schema.type === 'boolean') {
     return [new Option(`--${field.flag}`, help), new Option(`--no-${field.flag}`, `Sets ${field.flag} to false`).hideHelp()];
   }
@@ -118,9 +135,19 @@ function setAt(target: Record<string, unknown>, at: string[], value: unknown) {
   node[at.at(-1)!] = value;
 }
 
+/** All of standard input, as text. */
+export async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The option `--data` of a command that takes a body. */
+export const dataOption = () => new Option('--data <json>', 'The whole body: JSON, @file.json, or - for stdin; flags override its fields');
+
 /** `--data '<json>'`, `--data @file.json` or `--data -` (stdin): the whole body. */
-export async function readData(data: string, stdin: () => Promise<string>): Promise<Record<string, unknown>> {
-  const text = data === '-' ? await stdin() : data.startsWith('@') ? await readFile(data.slice(1), 'utf8').catch((error: Error) => {
+export async function readData(data: string): Promise<Record<string, unknown>> {
+  const text = data === '-' ? await readStdin() : data.startsWith('@') ? await readFile(data.slice(1), 'utf8').catch((error: Error) => {
     throw usage(`--data ${data}: ${error.message}`);
   }) : data;
   let value: unknown;
@@ -150,10 +177,13 @@ export function inputOf(operation: CliOperation, flags: FieldFlag[], options: Re
     if (given === undefined) continue;
     const { schema } = unwrap(field.schema);
     let value: unknown;
-    if (typeof given === 'boolean') value = given;
+    if (field.constant !== undefined) value = field.constant;
+    else if (typeof given === 'boolean') value = given;
+    else if (field.nullWord !== undefined && String(given) === field.nullWord) value = null;
     else if (field.repeatable) {
       const item = unwrap(schema.items ?? {}).schema;
-      value = (given as string[]).flatMap((text) => {
+      const texts = field.separator === undefined ? (given as string[]) : (given as string[]).flatMap((text) => text.split(field.separator!).map((part) => part.trim()).filter(Boolean));
+      value = texts.flatMap((text) => {
         const parsed = convert(field, text, field.json ? schema : item);
         // One JSON array, or one item per flag.
         return field.json && Array.isArray(parsed) ? parsed : [parsed];

@@ -9,7 +9,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { newIdempotencyKey, send, succeeded, type ClientOptions, type Credentials } from './client.js';
 import { completionScript, type CompletionCommand } from './completion.js';
 import { CliFailure, EXIT, usage } from './failure.js';
-import { flagsOf, inputOf, optionsOf, readData, validate } from './flags.js';
+import { dataOption, flagsOf, inputOf, optionsOf, readData, readStdin, validate } from './flags.js';
 import { commandOf, operations, type CliOperation } from './manifest.js';
 import { itemsOf, nextPageQuery, readable } from './output.js';
 import { configPath, readConfig, writeConfig, type Profile } from './profiles.js';
@@ -27,12 +27,6 @@ interface GlobalOptions {
 
 const write = (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
 const note = (text: string) => process.stderr.write(`${text}\n`);
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /** A secret from stdin: typed without echo on a terminal, or the first line of what is piped (never from argv). */
 async function readSecret(prompt: string): Promise<string> {
@@ -87,7 +81,7 @@ const pathOf = (operation: CliOperation, values: Record<string, unknown>) =>
 async function runOperation(operation: CliOperation, command: Command, positional: string[]) {
   const options = command.opts<Record<string, unknown>>();
   const globals = command.optsWithGlobals<GlobalOptions>();
-  const data = typeof options.data === 'string' ? await readData(options.data, readStdin) : undefined;
+  const data = typeof options.data === 'string' ? await readData(options.data) : undefined;
   const input = inputOf(operation, flagsOf(operation), options, positional.filter((value) => value !== undefined), data);
   const files = (options.media as string[] | undefined) ?? [];
   const alts = (options.alt as string[] | undefined) ?? [];
@@ -147,10 +141,8 @@ function addOperationCommands(program: Command): CompletionCommand[] {
     const command = group.command(action).summary(operation.summary).description(`${operation.summary}.`);
     const pathNames = Object.keys(operation.input.path?.properties ?? {});
     for (const name of pathNames) command.argument(`[${name}]`, `the ${name} (or --${name.replace(/([A-Z])/g, '-$1').toLowerCase()})`);
-    const required = new Set([...(operation.input.body?.required ?? []), ...(operation.input.query?.required ?? []), ...(operation.input.path?.required ?? [])]);
-    const fields = flagsOf(operation);
-    for (const field of fields) for (const option of optionsOf(field, field.at.length === 1 && required.has(field.at[0]!))) command.addOption(option);
-    if (operation.method !== 'GET') command.option('--data <json>', 'The whole body: JSON, @file.json, or - for stdin; flags override its fields');
+    for (const field of flagsOf(operation)) for (const option of optionsOf(field)) command.addOption(option);
+    if (operation.method !== 'GET') command.addOption(dataOption());
     if (operation.idempotent) command.option('--idempotency-key <key>', 'Sent as Idempotency-Key (one is generated otherwise, and kept across retries)');
     if (operation.method === 'GET' && !pathNames.length) command.option('--all', 'Every page, one item per line (JSON lines)');
     if (operation.id === 'createPost') {
@@ -266,7 +258,7 @@ function addAccountCommands(program: Command, completions: CompletionCommand[]) 
       const verb = method.toUpperCase();
       if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(verb)) throw usage(`${method}: not an HTTP method (GET, POST, PUT, PATCH, DELETE)`);
       if (!path.startsWith('/')) throw usage(`${path}: a path starts with /`);
-      const body = options.data ? await readData(options.data, readStdin) : undefined;
+      const body = options.data ? await readData(options.data) : undefined;
       const [pathname, search] = path.split('?', 2) as [string, string | undefined];
       const query = Object.fromEntries(new URLSearchParams(search ?? ''));
       print(globals, succeeded(await send(await clientOf(globals), { method: verb, path: pathname, query, body, idempotencyKey: options.idempotencyKey })));

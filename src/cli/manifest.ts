@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import manifest from './operations.json' with { type: 'json' };
 
 /** A JSON Schema as z.toJSONSchema writes one (the subset the client reads). */
@@ -36,6 +37,31 @@ export interface CliOperation {
 
 // Imported, not read from disk, so that the client's bundle (bin/postwise.mjs) carries it.
 export const operations = manifest as CliOperation[];
+
+/** What the registry declares of an operation (src/registry/operation.ts), as far as its entry here needs. */
+interface DeclaredOperation extends Omit<CliOperation, 'description' | 'input'> {
+  description: string | undefined;
+  input: { path?: z.ZodType; query?: z.ZodType; body?: z.ZodType };
+}
+
+/**
+ * An operation's entry: its input as JSON Schema, from its own zod schemas. tools/generate-client.ts writes every
+ * operation's into src/cli/operations.json; the admin command (src/admin) makes its commands from the same.
+ */
+export function manifestEntryOf(operation: DeclaredOperation): CliOperation {
+  const schemaOf = (part: z.ZodType | undefined) => (part ? (z.toJSONSchema(part, { io: 'input', unrepresentable: 'any' }) as JsonSchema) : undefined);
+  const { id, method, path, visibility, summary, description, idempotent, input } = operation;
+  return {
+    id,
+    method,
+    path,
+    visibility,
+    summary,
+    description: description ?? '',
+    idempotent,
+    input: { path: schemaOf(input.path), query: schemaOf(input.query), body: schemaOf(input.body) },
+  };
+}
 
 const words = (camel: string) => camel.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().split(' ');
 const singular = (word: string) => word.replace(/ies$/, 'y').replace(/s$/, '');

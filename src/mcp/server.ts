@@ -21,9 +21,10 @@ import type { Database } from '../db/index.js';
 import type { Principal } from '../auth/principal.js';
 import { declaredErrors, type Operation } from '../registry/operation.js';
 import type { Pipeline } from '../registry/pipeline.js';
+import { VERSION } from '../process/version.js';
 import { EVENTS_URI, isResourceUri, SCHEDULE_URI_TEMPLATE, scheduleIdOf, subscribe, unsubscribe } from './subscriptions.js';
 
-export const SERVER_INFO = { name: 'postwise', version: '0.1.0' };
+export const SERVER_INFO = { name: 'postwise', version: VERSION };
 
 /** What a tool call needs to know of the transport that brought it: who calls. Null answers UNAUTHORIZED. */
 export type PrincipalOf = (authInfo: { extra?: Record<string, unknown> } | undefined) => Promise<Principal | null>;

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { keyAuthenticator, type Authenticate } from '../auth/api-keys.js';
 import { operations } from '../../operations/index.js';
 import type { Config } from '../process/config.js';
@@ -15,8 +14,6 @@ import { openStorage, type Storage } from '../storage/index.js';
 import { Renders } from '../registry/render-cache.js';
 import { UsageRecorder } from '../registry/usage.js';
 import { installWorkerSchema } from '../worker/index.js';
-
-export const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
 /** What every entry point (server, worker, admin command, MCP over stdio) shares, built once. */
 export interface Core {

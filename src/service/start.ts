@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import express from 'express';
-import { openCore, VERSION, type Core } from './core.js';
+import { openCore, type Core } from './core.js';
+import { VERSION } from '../process/version.js';
 import type { Config } from '../process/config.js';
 import { answerClientErrors, createHttpApp } from '../http/app.js';
 import { connectPages } from '../http/connect-pages.js';
