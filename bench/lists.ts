@@ -9,7 +9,7 @@ import type postgres from 'postgres';
 import { bootstrap, type Workspace } from './admin.js';
 import { insertUnstoredPhoto, numberedPostId } from './calendar.js';
 import { PLAN } from './fixture.js';
-import { compactPostCounts } from '../src/worker/post-counts.js';
+import { compactPostCounts } from '../src/worker/compact-post-facet-counts.js';
 
 /** The words posts are written with; every tenth post says "spring", which `search=spring` finds. */
 const WORDS = ['spring', 'launch', 'harbour', 'meeting', 'roadmap', 'release', 'summer', 'team', 'update', 'garden'];

@@ -3,7 +3,7 @@
  * LinkedIn channel, inserted with set-based SQL as published long ago (with a tenth not evergreen, a tenth published
  * too recently, a twentieth scheduled again, a twentieth published on Bluesky alone, threads, first comments and
  * images among them), and a recycle rule of 50 posts a run on both channels with LinkedIn variations. Then
- * `runRecycle` (src/worker/recycle.ts), called in this process with the service's database and object store as the
+ * `runRecycle` (src/worker/recycle-rule.ts), called in this process with the service's database and object store as the
  * worker calls it, for `runs` successive periods after one unmeasured, each interleaved with its baseline: a create of
  * 50 rows on two channels (`createPost`, SCHEDULED_TIME, through the one pipeline as bench/in-process.ts runs
  * operations) in a workspace of its own. The pick (the run's candidate query) is timed alone before each run, and
@@ -19,12 +19,12 @@ import { openCore, type Core } from '../src/service/core.js';
 import { createLogger } from '../src/process/logger.js';
 import { rememberThreadLanguages } from '../src/platforms/detected-languages.js';
 import type { Sql } from '../src/db/index.js';
-import { recycleCandidates, runRecycle } from '../src/worker/recycle.js';
+import { recycleCandidates, runRecycle } from '../src/worker/recycle-rule.js';
 import { bootstrap, createIntegration, defineGenerousPlan, type Workspace } from './admin.js';
 import { insertUnstoredPhoto, numberedPostId, openDatabase } from './calendar.js';
 import { ALLOWANCE, PLAN } from './fixture.js';
 import type { RunningService } from './service.js';
-import { compactPostCounts } from '../src/worker/post-counts.js';
+import { compactPostCounts } from '../src/worker/compact-post-facet-counts.js';
 
 const POSTS_PER_RUN = 50;
 const MIN_INTERVAL_DAYS = 30;
@@ -323,7 +323,7 @@ async function rolledBack<T>(sql: postgres.Sql, work: (tx: postgres.TransactionS
   return result!;
 }
 
-/** The rule's candidate query (the run's own, src/worker/recycle.ts) in `workspace`, with `minIntervalDays`. */
+/** The rule's candidate query (the run's own, src/worker/recycle-rule.ts) in `workspace`, with `minIntervalDays`. */
 const candidates = (tx: postgres.TransactionSql, workspace: RecycleWorkspace, minIntervalDays: number) =>
   recycleCandidates(tx as unknown as Sql, workspace.ruleId, {
     organizationId: workspace.workspaceId,

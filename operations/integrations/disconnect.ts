@@ -3,7 +3,7 @@ import { revokeErased } from '../../src/channels/open-account.js';
 import type { Platform } from '../../src/platforms/index.js';
 import { uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { REFRESH_TASK } from '../../src/worker/jobs.js';
+import { cancelRefresh } from '../../src/worker/queue.js';
 import { recordIntegrationEvent } from '../events/event.js';
 import { Integration, selectIntegrations, toIntegration } from './integration.js';
 
@@ -34,7 +34,7 @@ export default defineOperation({
         FROM before WHERE i.id = before.id
         RETURNING i.platform, before.credentials, before.was_disconnected`;
       if (row) {
-        await tx`SELECT graphile_worker.remove_job(${`${REFRESH_TASK}:${id}`})`;
+        await cancelRefresh(tx, id);
         if (!row.wasDisconnected) await recordIntegrationEvent(tx, auth.workspaceId, 'integration.disconnected', id);
       }
       return row;

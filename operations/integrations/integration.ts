@@ -5,7 +5,7 @@ import { isoOrNull, timestamp, uuid } from '../../src/registry/fields.js';
 
 /**
  * How long a PENDING_SELECTION channel keeps its tokens while nobody picks its account (the admin command can still
- * pick after the picker expires); then they are erased and revoked (src/worker/pending-selection.ts).
+ * pick after the picker expires); then they are erased and revoked (src/worker/expire-pending-selections.ts).
  */
 export const PENDING_SELECTION_TTL_HOURS = 24;
 

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';
 import type { Principal } from '../../src/auth/principal.js';
-import { enqueuePublish } from '../../src/worker/jobs.js';
+import { enqueuePublish } from '../../src/worker/queue.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 import type { Storage } from '../../src/storage/index.js';
 import type { approvalStatus } from './post.js';

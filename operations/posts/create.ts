@@ -8,7 +8,7 @@ import { approvalRule, requestApproval } from './approval.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { text, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { enqueuePublish } from '../../src/worker/jobs.js';
+import { enqueuePublish } from '../../src/worker/queue.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 import { approvalStatus, canSchedule, type ScheduleStatus } from './post.js';
 import { imagesOf, mediaList, missingMedia, setAttachments } from './attachments.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { success, idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { cancelPublish } from '../../src/worker/jobs.js';
+import { cancelPublish } from '../../src/worker/queue.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 
 export default defineOperation({

@@ -4,7 +4,7 @@ import type { Platform } from '../../src/platforms/index.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { idOf, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { cancelPublish, enqueuePublish } from '../../src/worker/jobs.js';
+import { cancelPublish, enqueuePublish } from '../../src/worker/queue.js';
 import { approvalRule, requestApproval, type ApprovalStatus } from './approval.js';
 import { rememberThreadLanguages } from '../../src/platforms/detected-languages.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';

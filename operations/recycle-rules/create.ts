@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../src/registry/operation.js';
-import { enqueueRecycle, MAX_RULES, missingReference, RecycleRule, ruleFields, selectRules } from './recycle-rule.js';
+import { enqueueRecycle } from '../../src/worker/queue.js';
+import { MAX_RULES, missingReference, RecycleRule, ruleFields, selectRules } from './recycle-rule.js';
 
 export default defineOperation({
   id: 'createRecycleRule',

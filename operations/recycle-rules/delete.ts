@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { idOf, success } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { cancelRecycle } from './recycle-rule.js';
+import { cancelRecycle } from '../../src/worker/queue.js';
 
 export default defineOperation({
   id: 'deleteRecycleRule',

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { text, timestamp, uuid } from '../../src/registry/fields.js';
-import { RECYCLE_TASK } from '../../src/worker/jobs.js';
 import { PostingWindow } from '../workspace/settings.js';
 
 /** A workspace has at most this many rules. */
@@ -95,21 +94,3 @@ export async function missingReference(tx: Sql, workspaceId: string, rule: { int
   return undefined;
 }
 
-/**
- * Queues the run of `ruleId` for its current period (when it has not run in it), in the caller's transaction. One job a
- * rule (its job key): queueing again only moves it, and the run itself happens once a period (recycle_runs).
- */
-export async function enqueueRecycle(tx: Sql, ruleId?: string): Promise<void> {
-  // The sweep (no ruleId) leaves a rule whose job is still there alone: queueing it again would reset its attempts.
-  await tx`
-    SELECT graphile_worker.add_job(${RECYCLE_TASK}, json_build_object('ruleId', r.id, 'period', p.period), job_key := ${`${RECYCLE_TASK}:`} || r.id)
-    FROM recycle_rules r JOIN organizations o ON o.id = r.organization_id
-    CROSS JOIN LATERAL (SELECT recycle_period(r.frequency, o.time_zone, now()) AS period) p
-    WHERE r.enabled ${ruleId ? tx`AND r.id = ${ruleId}` : tx`AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j WHERE j.key = ${`${RECYCLE_TASK}:`} || r.id)`}
-      AND NOT EXISTS (SELECT 1 FROM recycle_runs WHERE rule_id = r.id AND period = p.period)`;
-}
-
-/** Removes the queued run of `ruleId` (deleted or disabled), in the caller's transaction. */
-export async function cancelRecycle(tx: Sql, ruleId: string): Promise<void> {
-  await tx`SELECT graphile_worker.remove_job(${`${RECYCLE_TASK}:${ruleId}`})`;
-}

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { cancelRecycle, enqueueRecycle, missingReference, RecycleRule, ruleFields, selectRules } from './recycle-rule.js';
+import { cancelRecycle, enqueueRecycle } from '../../src/worker/queue.js';
+import { missingReference, RecycleRule, ruleFields, selectRules } from './recycle-rule.js';
 
 export default defineOperation({
   id: 'updateRecycleRule',

@@ -3,7 +3,7 @@ import { openAccount } from '../../src/channels/open-account.js';
 import { PlatformError } from '../../src/platforms/index.js';
 import { success, idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { cancelPublish } from '../../src/worker/jobs.js';
+import { cancelPublish } from '../../src/worker/queue.js';
 import { changeSchedules } from '../events/event.js';
 import { lockForMove } from './state.js';
 

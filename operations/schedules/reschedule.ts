@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { success, timestamp, idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { enqueuePublish } from '../../src/worker/jobs.js';
+import { enqueuePublish } from '../../src/worker/queue.js';
 import { changeSchedules } from '../events/event.js';
 import { liveAgain, lockForMove } from './state.js';
 

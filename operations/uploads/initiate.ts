@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { text, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { enqueueUploadExpiry } from '../../src/worker/jobs.js';
+import { enqueueUploadExpiry } from '../../src/worker/queue.js';
 import { checksum, IMAGE_TYPES, keyName, MAX_UPLOAD_BYTES, reserveStorage, scenarioId, type ImageType } from './upload.js';
 
 const imageTypes = Object.keys(IMAGE_TYPES) as ImageType[];

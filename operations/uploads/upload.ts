@@ -5,7 +5,7 @@ import type { Sql } from '../../src/db/index.js';
 import { MAX_UPLOAD_BYTES as SHARED_MAX_UPLOAD_BYTES } from '../../src/platforms/rules.js';
 import { uuid } from '../../src/registry/fields.js';
 import type { Storage } from '../../src/storage/index.js';
-import { enqueueVariants } from '../../src/worker/jobs.js';
+import { enqueueVariants } from '../../src/worker/queue.js';
 import { mediaColumns, toVariants, Variants, variantsStatus, type MediaRow } from '../media/media.js';
 import { count } from '../posts/refusals.js';
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { idOf } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { enqueueDelivery } from '../../src/worker/jobs.js';
+import { enqueueDelivery } from '../../src/worker/queue.js';
 import { selectDeliveries, WebhookDelivery } from './deliveries.js';
 
 export default defineOperation({

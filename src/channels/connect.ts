@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Sql } from '../db/index.js';
 import { platforms, PlatformError, type AccountChoice, type Platform } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
-import { enqueueRefresh } from '../worker/jobs.js';
+import { enqueueRefresh } from '../worker/queue.js';
 import { recordIntegrationEvent } from '../../operations/events/event.js';
 import { PENDING_SELECTION_TTL_HOURS } from '../../operations/integrations/integration.js';
 

@@ -1,7 +1,7 @@
 import type { Sql } from '../db/index.js';
 import { platforms, PlatformError, type Platform, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
-import { enqueueRefresh } from '../worker/jobs.js';
+import { enqueueRefresh } from '../worker/queue.js';
 import { recordIntegrationEvent } from '../../operations/events/event.js';
 
 const noDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };

@@ -110,7 +110,7 @@ export interface PublishingAccount {
   /**
    * The post published under `key`, or null when the platform has none. Absent where the platform cannot be asked
    * (LinkedIn: reading posts needs a restricted scope); the engine then retries an unknown outcome once only, with
-   * `mayExist`, and relies on the platform refusing a duplicate (see src/worker/publish.ts).
+   * `mayExist`, and relies on the platform refusing a duplicate (see src/worker/publish-schedule.ts).
    */
   lookUp?(key: PostKey): Promise<PublishedPost | null>;
   delete(postId: string): Promise<void>;

@@ -5,7 +5,8 @@ import { envelopeJson, eventIdSql, recordEvents } from '../../operations/events/
 import { selectEndpoints } from '../../operations/webhooks/webhook.js';
 import { RemoteFetchError, sendGuarded } from '../media/remote.js';
 import type { AppContext } from '../registry/context.js';
-import { DELIVER_TASK, enqueueDelivery } from './jobs.js';
+import { deliveriesQueued, enqueueDelivery, TASK } from './queue.js';
+import { defineTask } from './task.js';
 
 const Payload = z.strictObject({ deliveryId: z.uuid() });
 
@@ -37,7 +38,7 @@ interface Delivery {
  * whose every delivery has failed for WEBHOOK_DISABLE_AFTER_MS is disabled, with an endpoint.disabled event. At least
  * once: a worker that dies mid-send leaves the job to graphile-worker's retry, and the receiver dedupes by webhook-id.
  */
-export function deliverWebhookTask(app: AppContext): Task {
+function deliverWebhookTask(app: AppContext): Task {
   return async (payload) => {
     const { deliveryId } = Payload.parse(payload);
     const { db, config, secrets } = app;
@@ -116,8 +117,7 @@ export function deliverWebhookTask(app: AppContext): Task {
             AND n.status = 'pending' AND n.id <> ${deliveryId}
           ORDER BY n.event_tx, n.event_seq LIMIT 1))
       SELECT (SELECT disable FROM endpoint) AS disable,
-        (SELECT count(graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', id), run_at := run_at,
-          job_key := ${`${DELIVER_TASK}:`} || id)) FROM next) AS queued`;
+        (SELECT ${deliveriesQueued(db)} FROM next) AS queued`;
     if (settled?.disable) {
       const days = Math.round((config.webhookDisableAfterMs / 86_400_000) * 10) / 10;
       await db.begin(async (tx) => {
@@ -131,3 +131,5 @@ export function deliverWebhookTask(app: AppContext): Task {
     }
   };
 }
+
+export default defineTask(TASK.deliverWebhook, deliverWebhookTask);

@@ -3,22 +3,22 @@ import type { Config } from '../process/config.js';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../process/logger.js';
 import type { AppContext } from '../registry/context.js';
-import { CRONTAB } from './jobs.js';
-import { recoverAbandoned } from './publish.js';
+import { CRONTAB } from './queue.js';
+import { recoverAbandoned } from './recovery.js';
 import { tasks } from './tasks.js';
 
 export interface Worker {
   /**
    * Stops taking jobs and lets the running ones finish. graphile-worker 0.17's graceful shutdown waits for them and,
    * after its gracefulShutdownAbortTimeout (5 s), aborts the `helpers.abortSignal` they were given; a publish then ends
-   * its platform calls and puts its schedule back (src/worker/publish.ts).
+   * its platform calls and puts its schedule back (src/worker/publish-failures.ts).
    */
   stop(): Promise<void>;
 }
 
 /**
- * Runs the graphile-worker runner on the service's database, with its crontab (CRONTAB in src/worker/jobs.ts), and the
- * periodic recovery of schedules a crashed worker left PUBLISHING (src/worker/publish.ts). Every worker runs that
+ * Runs the graphile-worker runner on the service's database, with its crontab (CRONTAB in src/worker/queue.ts), and the
+ * periodic recovery of schedules a crashed worker left PUBLISHING (src/worker/recovery.ts). Every worker runs that
  * recovery; the UPDATE makes running it twice harmless.
  */
 export async function startWorker(app: AppContext, connectionString: string): Promise<Worker> {
@@ -58,7 +58,7 @@ export async function startWorker(app: AppContext, connectionString: string): Pr
  * past its time a schedule starts (2 s by default there).
  *
  * A job waits in the local queue at most `PUBLISH_STALE_MS` before going back. A process that dies holding jobs leaves
- * them locked for graphile-worker's 4 hours; recoverAbandoned (src/worker/publish.ts) releases them once one of them is
+ * them locked for graphile-worker's 4 hours; recoverAbandoned (src/worker/recovery.ts) releases them once one of them is
  * a due schedule's publish job held for twice that.
  */
 export function runnerSettings(config: Config): Pick<RunnerOptions, 'concurrency' | 'pollInterval' | 'preset'> {

@@ -1,6 +1,8 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { AppContext } from '../registry/context.js';
+import { TASK } from './queue.js';
+import { defineTask } from './task.js';
 
 const Payload = z.strictObject({ uploadId: z.uuid() });
 
@@ -9,7 +11,7 @@ const Payload = z.strictObject({ uploadId: z.uuid() });
  * expired is removed, with any file PUT to it. Its storage reservation lapsed at the expiry already (see
  * reserveStorage); this keeps the store free of files no media will ever own. A completed upload is left alone.
  */
-export function uploadExpiryTask(app: AppContext): Task {
+function uploadExpiryTask(app: AppContext): Task {
   return async (payload) => {
     const { uploadId } = Payload.parse(payload);
     const [removed] = await app.db<{ objectKey: string }[]>`
@@ -17,3 +19,5 @@ export function uploadExpiryTask(app: AppContext): Task {
     if (removed) await app.storage.delete([removed.objectKey]);
   };
 }
+
+export default defineTask(TASK.uploadExpiry, uploadExpiryTask);

@@ -1,14 +1,15 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Database, Sql } from '../db/index.js';
-import { markConnectionFailed, openAccount, type StoredIntegration } from '../channels/open-account.js';
+import { openAccount, type StoredIntegration } from '../channels/open-account.js';
 import { PlatformError, type FailureDetail, type OutgoingImage, type OutgoingPost, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
-import { DELIVER_TASK, PUBLISH_TASK } from './jobs.js';
+import { commentRefused, fail, noDetail, permanent, storedDetail, type FailingSchedule } from './publish-failures.js';
+import { TASK } from './queue.js';
 import { threadTextOf } from '../platforms/detected-languages.js';
 import { scheduleNotHeld } from '../../operations/posts/approval.js';
-import { changeSchedules, scheduleEvents } from '../../operations/events/event.js';
-import type { Storage } from '../storage/index.js';
+import { scheduleEvents } from '../../operations/events/event.js';
+import { defineTask } from './task.js';
 
 /**
  * The publish-schedule task: publishes one due schedule and then the parts of its thread after it, each exactly
@@ -29,13 +30,9 @@ import type { Storage } from '../storage/index.js';
  *   the schedule is PUBLISHED (the post is live) with a failureReason saying the comment may or may not be there.
  */
 
-export const MAX_RETRIES = 3;
-/** 30 s, 2 min, 8 min: long enough for a platform's bad minute, short enough that a post is not hours late. */
-export const retryDelayMs = (retriesDone: number) => 30_000 * 4 ** retriesDone;
-
 const Payload = z.strictObject({ scheduleId: z.uuid() });
 
-interface Claimed {
+interface Claimed extends FailingSchedule {
   id: string;
   postId: string;
   integrationId: string;
@@ -73,7 +70,7 @@ interface Claimed {
   firstCommentSentAt: Date | null;
 }
 
-export function publishScheduleTask(app: AppContext): Task {
+function publishScheduleTask(app: AppContext): Task {
   return async (payload, helpers: JobHelpers) => {
     const { scheduleId } = Payload.parse(payload);
     await publishFrom(app, scheduleId, helpers.abortSignal ?? new AbortController().signal);
@@ -240,23 +237,6 @@ async function publishOne(
 }
 
 /**
- * A first comment that failed after its post went out: what a retry can settle is left to it (the post is found, or
- * known, and only the comment is sent); otherwise the post is live, so the schedule is PUBLISHED with a note saying the
- * comment is not there, and the thread goes on.
- */
-async function commentRefused(app: AppContext, schedule: Claimed, error: unknown, signal: AbortSignal): Promise<{ reason: string; detail: FailureDetail }> {
-  if (!(error instanceof PlatformError)) throw error;
-  const mayPass = passing(error);
-  if (mayPass && (signal.aborted || schedule.retryCount < MAX_RETRIES)) throw error;
-  app.logger.warn('first comment not published; the post is', { scheduleId: schedule.id, kind: error.kind, reason: error.message, status: error.detail.status });
-  if (error.kind === 'credentials') await app.db.begin((tx) => markConnectionFailed(tx, schedule.integrationId, error));
-  return {
-    reason: `Published; its first comment was not: ${error.message}${mayPass ? ` (gave up after ${MAX_RETRIES} retries)` : ''}. Add it by hand if it is still wanted`,
-    detail: error.detail,
-  };
-}
-
-/**
  * The first comment on a platform that cannot be asked whether it exists: sent once at most. Answers null when it was
  * published, or the note a PUBLISHED schedule carries when it may or may not be there (its answer lost now, or by an
  * earlier attempt); throws the platform's refusal, after clearing the mark (nothing was written), for the usual retry.
@@ -311,62 +291,6 @@ async function sendMarked<T>(
 }
 
 /**
- * What a failed attempt leaves: a later retry (transient, within bounds) or FAILED, with the parts after it. Where the
- * platform cannot be asked (`canLookUp` false), an unknown outcome is retried only when it was the first attempt. An
- * attempt cut short by the worker stopping (its abort signal, src/worker/index.ts) is no failure of the platform's:
- * the schedule goes back to SCHEDULED, due now for another worker (or this one once restarted), its retries unspent;
- * its next attempt looks the record up first (or, without a lookup, sends it as one that may exist already).
- */
-async function fail(app: AppContext, schedule: Claimed, error: PlatformError, signal: AbortSignal, canLookUp: boolean): Promise<void> {
-  if (signal.aborted && passing(error)) {
-    app.logger.info('publish interrupted by the worker stopping; queued again', { scheduleId: schedule.id });
-    await app.db.begin(async (tx) => {
-      await changeSchedules(tx, app.storage, 'schedule.retrying', tx`
-        UPDATE schedules SET status = 'SCHEDULED', updated_at = now() WHERE id = ${schedule.id} AND status = 'PUBLISHING' RETURNING *`);
-      await tx`SELECT graphile_worker.add_job(${PUBLISH_TASK}, json_build_object('scheduleId', ${schedule.id}::uuid),
-        job_key := ${`${PUBLISH_TASK}:${schedule.id}`})`;
-    });
-    return;
-  }
-  const detail = app.db.json(storedDetail(error.detail) as never);
-  // Sent before with no answer (post_sent_at at claim time), and no answer again: not sent a third time.
-  const unknownAgain = error.kind === 'unknown' && !canLookUp && schedule.postSentAt !== null;
-  const retry = passing(error) && schedule.retryCount < MAX_RETRIES && !unknownAgain;
-  app.logger.warn(retry ? 'publish will be retried' : 'publish failed', {
-    scheduleId: schedule.id,
-    kind: error.kind,
-    reason: error.message,
-    status: error.detail.status,
-    platformCode: error.detail.platformCode,
-  });
-  await app.db.begin(async (tx) => {
-    if (retry) {
-      const delayMs = Math.max(retryDelayMs(schedule.retryCount), error.retryAfterMs ?? 0);
-      await changeSchedules(tx, app.storage, 'schedule.retrying', tx`
-        UPDATE schedules SET status = 'SCHEDULED', retry_count = retry_count + 1, failure_detail = ${detail}, updated_at = now()
-        WHERE id = ${schedule.id} AND status = 'PUBLISHING' RETURNING *`);
-      // The running job's key is taken over by this new job (graphile-worker frees the key of a locked job).
-      await tx`SELECT graphile_worker.add_job(${PUBLISH_TASK}, json_build_object('scheduleId', ${schedule.id}::uuid),
-        run_at := now() + ${delayMs} * interval '1 millisecond', job_key := ${`${PUBLISH_TASK}:${schedule.id}`})`;
-      return;
-    }
-    const reason = unknownAgain
-      ? `${error.message}, again; the post may be live, and this platform cannot be asked: check it before retrying`
-      : error.kind === 'unknown' || error.kind === 'transient'
-        ? `${error.message} (gave up after ${MAX_RETRIES} retries)`
-        : error.message;
-    await changeSchedules(tx, app.storage, 'schedule.failed', tx`
-      UPDATE schedules SET status = 'FAILED', failure_reason = ${reason}, failure_detail = ${detail}, updated_at = now()
-      WHERE id = ${schedule.id} AND status = 'PUBLISHING' RETURNING *`);
-    const root = schedule.threadRootScheduleId ?? schedule.id;
-    await changeSchedules(tx, app.storage, 'schedule.failed', tx`
-      UPDATE schedules SET status = 'FAILED', failure_reason = ${`Not published: part ${schedule.threadOrder} of the thread failed`}, updated_at = now()
-      WHERE thread_root_schedule_id = ${root} AND thread_order > ${schedule.threadOrder} AND status = 'SCHEDULED' RETURNING *`);
-    if (error.kind === 'credentials') await markConnectionFailed(tx, schedule.integrationId, error);
-  });
-}
-
-/**
  * The post's images for the adapter, each with its `source` variant first and the upload itself after it. An image whose
  * variants are still being made is waited for (a transient failure: retried shortly).
  */
@@ -391,66 +315,4 @@ async function keyOf(db: Database | Sql, scheduleId: string): Promise<PostKey> {
   return { scheduleId, createdAt: row!.createdAt, kind: 'post' };
 }
 
-const noDetail: FailureDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
-
-/** failureDetail as the Schedule declares it: `raw` (the platform's answer, often an object) as a JSON string. */
-const storedDetail = (detail: FailureDetail): FailureDetail => ({
-  ...detail,
-  raw: detail.raw === null || detail.raw === undefined || typeof detail.raw === 'string' ? (detail.raw ?? null) : JSON.stringify(detail.raw),
-});
-const permanent = (message: string) => new PlatformError('permanent', message, noDetail);
-/** A failure a later attempt may get past: nothing was written, or what was is found by then. */
-const passing = (error: PlatformError) => error.kind === 'transient' || error.kind === 'unknown';
-
-/**
- * Puts back to SCHEDULED every schedule PUBLISHING for longer than `staleMs` (its worker died mid-job: graphile-worker
- * would only retry the job hours later, and that job would find it PUBLISHING and do nothing), and queues the
- * first of each thread again. Their next attempt looks the record up before publishing: nothing is published twice.
- * Also queues a due thread part without a job that waits behind a part published more than `staleMs` ago: its worker
- * stopped between the two (a thread's parts have no job of their own; the job of its first schedule goes on from part
- * to part). And gives back to the queue the jobs a dead process had fetched into its local queue and never ran.
- */
-export async function recoverAbandoned(db: Database, storage: Storage, staleMs: number): Promise<{ requeued: string[]; released: string[] }> {
-  return db.begin(async (tx) => {
-    // A live process hands out or gives back every job of its local queue within staleMs (src/worker/index.ts), and a
-    // publish job it runs claims its schedule at once. So a due schedule still SCHEDULED whose job has been locked for
-    // twice that was fetched by a process that died: every job that process locked goes back to the queue. So was a
-    // webhook delivery's job locked that long: an attempt lasts WEBHOOK_TIMEOUT_MS at most (far less than staleMs).
-    const [{ released }] = await tx<[{ released: string[] }]>`
-      WITH dead AS (
-        SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
-        -- The CASE reads a key as a schedule's id only for a publish job: other keys are no uuid there.
-        LEFT JOIN schedules s ON s.id = CASE WHEN j.task_identifier = ${PUBLISH_TASK} AND j.key LIKE ${`${PUBLISH_TASK}:%`}
-          THEN substr(j.key, ${PUBLISH_TASK.length + 2})::uuid END
-        WHERE j.locked_at < now() - ${2 * staleMs} * interval '1 millisecond'
-          AND ((s.status = 'SCHEDULED' AND s.scheduled_at <= now())
-            OR j.task_identifier = ${DELIVER_TASK}))
-      SELECT coalesce(array_agg(locked_by), '{}') AS released, graphile_worker.force_unlock_workers(array_agg(locked_by)) FROM dead`;
-    const reset = await changeSchedules<{ id: string }>(tx, storage, 'schedule.retrying', tx`
-      UPDATE schedules SET status = 'SCHEDULED', updated_at = now()
-      WHERE status = 'PUBLISHING' AND last_attempt < now() - ${staleMs} * interval '1 millisecond'
-      RETURNING *`);
-    const stranded = await tx<{ id: string }[]>`
-      SELECT s.id FROM schedules s
-      CROSS JOIN LATERAL (
-        SELECT b.status, b.published_at FROM schedules b
-        WHERE (b.id = s.thread_root_schedule_id OR b.thread_root_schedule_id = s.thread_root_schedule_id) AND b.thread_order < s.thread_order
-        ORDER BY b.thread_order DESC LIMIT 1) before
-      WHERE s.status = 'SCHEDULED' AND s.thread_root_schedule_id IS NOT NULL AND s.scheduled_at <= now()
-        AND before.status = 'PUBLISHED' AND before.published_at < now() - ${staleMs} * interval '1 millisecond'
-        -- A part with a job of its own (retried by a user, or waiting for its next retry) is left to it, and so is a
-        -- part of a post sent back to review (its approval queues it again).
-        AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j WHERE j.key = ${`${PUBLISH_TASK}:`} || s.id) AND ${scheduleNotHeld(tx, 's')}`;
-    const ids = [...reset, ...stranded].map((row) => row.id);
-    const firsts = await tx<{ id: string }[]>`
-      SELECT s.id FROM schedules s
-      WHERE s.id = ANY(${ids}::uuid[]) AND NOT EXISTS (
-        SELECT 1 FROM schedules e WHERE e.status = 'SCHEDULED' AND e.thread_order < s.thread_order
-          AND (e.id = s.thread_root_schedule_id OR e.thread_root_schedule_id = s.thread_root_schedule_id))`;
-    // Due now: they were due when they were claimed.
-    await tx`
-      SELECT graphile_worker.add_job(${PUBLISH_TASK}, json_build_object('scheduleId', id), job_key := ${`${PUBLISH_TASK}:`} || id)
-      FROM unnest(${firsts.map((row) => row.id)}::uuid[]) AS id`;
-    return { requeued: ids, released };
-  });
-}
+export default defineTask(TASK.publishSchedule, publishScheduleTask);

@@ -3,16 +3,18 @@ import { z } from 'zod';
 import { renewCredentials } from '../channels/open-account.js';
 import { PlatformError } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
+import { TASK } from './queue.js';
+import { defineTask } from './task.js';
 
 const Payload = z.strictObject({ integrationId: z.uuid() });
 
 /**
  * The refresh-credentials task: refreshes a channel's access token before it expires (queued by enqueueRefresh in
- * src/worker/jobs.ts when a refreshable token is stored, and again after each refresh). A channel gone, disconnected
+ * src/worker/queue.ts when a refreshable token is stored, and again after each refresh). A channel gone, disconnected
  * or revoked is left as it is; a refused refresh marks the channel (reconnect); a platform that did not answer throws,
  * so graphile-worker retries the job with its own backoff.
  */
-export function refreshCredentialsTask(app: AppContext): Task {
+function refreshCredentialsTask(app: AppContext): Task {
   return async (payload, helpers) => {
     const { integrationId } = Payload.parse(payload);
     const [integration] = await app.db`
@@ -26,3 +28,5 @@ export function refreshCredentialsTask(app: AppContext): Task {
     }
   };
 }
+
+export default defineTask(TASK.refreshCredentials, refreshCredentialsTask);

@@ -2,14 +2,15 @@ import type { Task } from 'graphile-worker';
 import { recordIntegrationEvent } from '../../operations/events/event.js';
 import { EXPIRY_WARNING_DAYS } from '../../operations/integrations/integration.js';
 import type { AppContext } from '../registry/context.js';
-import { CronPayload } from './jobs.js';
+import { CronPayload, TASK } from './queue.js';
+import { defineTask } from './task.js';
 
 /**
  * Writes integration.token_expiring for each channel whose token cannot be refreshed and expires within
  * EXPIRY_WARNING_DAYS (its tokenStatus turns EXPIRING then), once per token: queued each hour by the worker's crontab
- * (src/worker/jobs.ts). Two runs at once warn once: the row update decides.
+ * (src/worker/queue.ts). Two runs at once warn once: the row update decides.
  */
-export function warnExpiringTokensTask(app: AppContext): Task {
+function warnExpiringTokensTask(app: AppContext): Task {
   return async (payload) => {
     CronPayload.parse(payload ?? {});
     await app.db.begin(async (tx) => {
@@ -23,3 +24,5 @@ export function warnExpiringTokensTask(app: AppContext): Task {
     });
   };
 }
+
+export default defineTask(TASK.warnExpiringTokens, warnExpiringTokensTask);

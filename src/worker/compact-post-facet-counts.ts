@@ -1,15 +1,16 @@
 import type { Task } from 'graphile-worker';
 import type { Database } from '../db/index.js';
 import type { AppContext } from '../registry/context.js';
-import { CronPayload } from './jobs.js';
+import { CronPayload, TASK } from './queue.js';
+import { defineTask } from './task.js';
 
 /**
- * Folds the posts list's counters (queued each minute by the worker's crontab, src/worker/jobs.ts): every change of a
+ * Folds the posts list's counters (queued each minute by the worker's crontab, src/worker/queue.ts): every change of a
  * post's facets appends two rows to post_facet_counts, every post made or deleted one to post_day_counts, and the
  * list reads them all, so they are folded into one row per workspace and set of facets, or day. Running it twice, or
  * at once in two workers, changes no total.
  */
-export function compactPostCountsTask(app: AppContext): Task {
+function compactPostCountsTask(app: AppContext): Task {
   return async (payload) => {
     CronPayload.parse(payload ?? {});
     await compactPostCounts(app.db);
@@ -56,3 +57,5 @@ export async function compactPostCounts(db: Database): Promise<void> {
     }
   }
 }
+
+export default defineTask(TASK.compactPostFacetCounts, compactPostCountsTask);

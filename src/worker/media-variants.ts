@@ -6,6 +6,8 @@ import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import type { StoredVariant, VariantName } from '../../operations/media/media.js';
 import type { AppContext } from '../registry/context.js';
+import { TASK } from './queue.js';
+import { defineTask } from './task.js';
 
 /**
  * The media-variants task: the platform-ready versions of an uploaded image. Crops keep the centre of interest
@@ -63,7 +65,7 @@ async function encode(image: Sharp, transparent: boolean, maxBytes = Infinity): 
  */
 const imageWork = pLimit(availableParallelism());
 
-export function variantsTask(app: AppContext): Task {
+function variantsTask(app: AppContext): Task {
   return (payload, helpers: JobHelpers) => imageWork(() => makeVariants(app, payload, helpers));
 }
 
@@ -123,3 +125,5 @@ async function makeVariants(app: AppContext, payload: unknown, helpers: JobHelpe
     await db`UPDATE media SET variants_status = 'failed', variants_error = ${reason}, updated_at = now() WHERE id = ${mediaId} AND variants_status = 'pending'`;
   }
 }
+
+export default defineTask(TASK.mediaVariants, variantsTask);

@@ -4,30 +4,22 @@ import { z } from 'zod';
 import { recordPostEvents, recordScheduleEvents } from '../../operations/events/event.js';
 import { contentTooLong, spendQuotas } from '../../operations/posts/refusals.js';
 import { nextFreeSlots, type PostingWindow } from '../../operations/posts/slots.js';
-import { enqueueRecycle } from '../../operations/recycle-rules/recycle-rule.js';
 import { storageInUse } from '../../operations/uploads/upload.js';
 import type { Database, Sql } from '../db/index.js';
 import { rememberThreadLanguages } from '../platforms/detected-languages.js';
 import type { Platform } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import type { Storage } from '../storage/index.js';
-import { CronPayload, enqueuePublish } from './jobs.js';
+import { enqueuePublish, TASK } from './queue.js';
+import { defineTask } from './task.js';
 
 /** How far ahead a run looks for free slots: a run fills the coming days, never a queue without end. */
 const HORIZON_DAYS = { DAILY: 7, WEEKLY: 14 } as const;
 
 const Payload = z.strictObject({ ruleId: z.uuid(), period: z.string().min(1).max(20) });
 
-/** Queues the due run of every enabled rule (each tick of the crontab; the rule's job key keeps it one job a rule). */
-export function recycleSweepTask(app: AppContext): Task {
-  return async (payload) => {
-    CronPayload.parse(payload ?? {});
-    await enqueueRecycle(app.db);
-  };
-}
-
-/** Runs one rule for one period (src/worker/jobs.ts RECYCLE_TASK). A second job for the same period does nothing. */
-export function recycleRuleTask(app: AppContext): Task {
+/** Runs one rule for one period (queued by enqueueRecycle, src/worker/queue.ts). A second job for the same period does nothing. */
+function recycleRuleTask(app: AppContext): Task {
   return async (payload) => {
     const { ruleId, period } = Payload.parse(payload);
     const ran = await runRecycle(app.db, app.storage, ruleId, period);
@@ -293,3 +285,5 @@ interface Made {
 
 /** Thrown inside the savepoint so that it rolls back; carries the refusal's message. */
 class QuotaRefused extends Error {}
+
+export default defineTask(TASK.recycleRule, recycleRuleTask);

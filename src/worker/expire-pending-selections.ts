@@ -3,7 +3,8 @@ import { revokeErased } from '../channels/open-account.js';
 import { PENDING_SELECTION_TTL_HOURS } from '../../operations/integrations/integration.js';
 import type { Platform } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
-import { CronPayload } from './jobs.js';
+import { CronPayload, TASK } from './queue.js';
+import { defineTask } from './task.js';
 
 /** Channels erased at a time: the revocations of a batch are sent at once, so LinkedIn gets a few at a time. */
 const BATCH = 25;
@@ -15,13 +16,13 @@ const FORGOTTEN =
   'connect the channel again (POST /integrations/connect)';
 
 /**
- * The pending-selection expiry task (queued by the worker's crontab, src/worker/jobs.ts): a channel left
+ * The pending-selection expiry task (queued by the worker's crontab, src/worker/queue.ts): a channel left
  * PENDING_SELECTION for more than PENDING_SELECTION_TTL_HOURS since its connect (it is PENDING_SELECTION only from its
  * creation, so `created_at` says since when) loses its stored tokens: tokenStatus MISSING, connectionErrorCode
  * SELECTION_EXPIRED, a connectionError saying to connect again. The tokens are then revoked at the platform, best
  * effort, after the erasure committed. A channel already erased no longer matches, so running it again does nothing.
  */
-export function pendingSelectionExpiryTask(app: AppContext): Task {
+function pendingSelectionExpiryTask(app: AppContext): Task {
   return async (payload, helpers) => {
     CronPayload.parse(payload ?? {});
     for (;;) {
@@ -46,3 +47,5 @@ function eraseDue(app: AppContext) {
     FROM due WHERE i.id = due.id
     RETURNING i.id AS integration_id, i.platform, due.credentials`;
 }
+
+export default defineTask(TASK.expirePendingSelections, pendingSelectionExpiryTask);
