@@ -34,6 +34,7 @@ import addMember from './members/add.js';
 import listMembers from './members/list.js';
 import createPost from './posts/create.js';
 import deletePost from './posts/delete.js';
+import duplicatePost from './posts/duplicate.js';
 import getPost from './posts/get.js';
 import listPosts from './posts/list.js';
 import updatePost from './posts/update.js';
@@ -95,6 +96,7 @@ export const operations: readonly Operation[] = [
   getPost,
   createPost,
   updatePost,
+  duplicatePost,
   deletePost,
   listApprovals,
   approvePost,

@@ -1,5 +1,6 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signedIn } from './support/http-session.js';
 import { call, startWithChannels, type ChannelsFixture, type TestService, type Workspace } from './support/service.js';
 
 /** PATCH and DELETE /posts/{id}: what changes, what is protected, and the jobs that follow. */
@@ -160,6 +161,70 @@ describe('PATCH /posts/{id}', () => {
     });
     expect(mcp.json.result.structuredContent).toEqual({ postId: post.id, message: 'Post updated', approvalStatus: null, canSchedule: true });
     expect((await rest(`/posts/${post.id}`)).json.content).toBe('Via MCP');
+  });
+});
+
+describe('a published post is history', () => {
+  const publish = (post: any) => sql`UPDATE schedules SET status = 'PUBLISHED', published_at = now() WHERE post_id = ${post.id}`;
+
+  it('refuses with 409 a change of text, media or first comment once every schedule is published; tags and isEvergreen still change', async () => {
+    const post = await create({ content: 'What went out' });
+    await publish(post);
+    for (const change of [{ content: 'Rewritten' }, { firstComment: 'Later' }, { media: [] }]) {
+      const refused = await patch(post.id, change);
+      expect(refused.status, JSON.stringify(change)).toBe(409);
+      expect(refused.json.code).toBe('INVALID_STATE');
+      expect(refused.json.message).toMatch(/^This post has been published on every channel .* what was published is not rewritten: make a new post/);
+    }
+    expect((await rest(`/posts/${post.id}`)).json.content).toBe('What went out');
+    const [tag] = await sql<{ id: string }[]>`INSERT INTO tags (organization_id, name, slug) VALUES (${ws.workspaceId}, 'History', 'history') RETURNING id`;
+    const tagged = await patch(post.id, { tagIds: [tag!.id], isEvergreen: true });
+    expect(tagged.status, tagged.text).toBe(200);
+    const after = (await rest(`/posts/${post.id}`)).json;
+    expect([after.content, after.tagIds, after.isEvergreen]).toEqual(['What went out', [tag!.id], true]);
+  });
+
+  it('a post published on one channel and waiting on another changes only the waiting one, and says so', async () => {
+    const post = await create({ content: 'Half out' });
+    await sql`UPDATE schedules SET status = 'PUBLISHED', published_at = now() WHERE id = ${scheduleOn(post, bluesky).id}`;
+    const answer = await patch(post.id, { content: 'Only LinkedIn' });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.json.message).toMatch(/1 schedule was not altered/);
+    const after = (await rest(`/posts/${post.id}`)).json;
+    expect([scheduleOn(after, bluesky).scheduledContent, scheduleOn(after, linkedin).scheduledContent]).toEqual(['Half out', 'Only LinkedIn']);
+  });
+
+  it('is copied into a new draft by a member (POST /posts/{id}/duplicate): text, tags, channels, their own texts and threads; not by a key', async () => {
+    const [tag] = await sql<{ id: string }[]>`INSERT INTO tags (organization_id, name, slug) VALUES (${ws.workspaceId}, 'Again', 'again') RETURNING id`;
+    const post = await create({ content: 'Say it again', tagIds: [tag!.id], isEvergreen: true, firstComment: 'More below', overrides: [{ integrationId: linkedin, content: 'LinkedIn words' }] });
+    const thread = await create({ content: 'A thread', thread: [{ content: 'Its part' }] }, 'SCHEDULED_TIME', [bluesky]);
+    await publish(post);
+    await publish(thread);
+    expect((await rest(`/posts/${post.id}/duplicate`, { method: 'POST', body: {} })).json).toEqual({ code: 'NOT_FOUND', message: 'Not found' });
+    const owner = await signedIn(service, ws.workspaceId, ws.userId);
+    const copied = await owner.request(`/api/v1/posts/${post.id}/duplicate`, { method: 'POST', body: {} });
+    expect(copied.status, copied.text).toBe(201);
+    expect(copied.json.message).toBe('Draft created: a copy of the post with 2 draft schedules; nothing is scheduled');
+    const copy = (await rest(`/posts/${copied.json.postId}`)).json;
+    expect(copy.id).not.toBe(post.id);
+    expect([copy.content, copy.tagIds, copy.isEvergreen]).toEqual(['Say it again', [tag!.id], true]);
+    expect(copy.schedules.map((s: any) => [s.integrationId, s.status, s.scheduledAt, s.scheduledContent, s.firstComment, s.platformPostId])).toEqual(
+      expect.arrayContaining([
+        [bluesky, 'DRAFT', null, 'Say it again', 'More below', null],
+        [linkedin, 'DRAFT', null, 'LinkedIn words', 'More below', null],
+      ]),
+    );
+    expect(copy.schedules).toHaveLength(2);
+    const threadCopy = (await owner.request(`/api/v1/posts/${thread.id}/duplicate`, { method: 'POST', body: {} })).json;
+    const parts = (await rest(`/posts/${threadCopy.postId}`)).json.schedules;
+    expect(parts.map((s: any) => [s.threadOrder, s.scheduledContent, s.status])).toEqual([[0, 'A thread', 'DRAFT'], [1, 'Its part', 'DRAFT']]);
+    expect(parts[1].threadRootScheduleId).toBe(parts[0].id);
+    // The original is untouched, and another workspace's post is not found.
+    expect((await rest(`/posts/${post.id}`)).json.schedules.every((s: any) => s.status === 'PUBLISHED')).toBe(true);
+    const [theirs] = await sql<{ id: string }[]>`INSERT INTO posts (organization_id, user_id, content) VALUES (${other.workspaceId}, ${other.userId}, 'Theirs') RETURNING id`;
+    const foreign = await owner.request(`/api/v1/posts/${theirs!.id}/duplicate`, { method: 'POST', body: {} });
+    expect(foreign.json).toEqual({ code: 'NOT_FOUND', message: 'Not found' });
+    expect((await sql`SELECT 1 FROM posts WHERE content = 'Theirs'`).length).toBe(1);
   });
 });
 

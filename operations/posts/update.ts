@@ -49,7 +49,8 @@ export default defineOperation({
     'altered, nor a SCHEDULED one waiting to retry a send to a platform that cannot be asked (LinkedIn) whose answer was lost:',
     'its retry sends the same text, so that the platform can refuse it as a duplicate if the first one went out. A change of',
     'the post\'s content or first comment skips them (the message says how many), and naming one in `schedules` answers 409',
-    'INVALID_STATE.',
+    'INVALID_STATE. A post none of whose schedules can take a change (every one published) is history: a change of its content,',
+    'media or first comment answers 409 INVALID_STATE, as what was published is never rewritten; its tags and isEvergreen still change.',
     '',
     '- `content`: the post\'s text, and the text of each unpublished schedule that published the post\'s text (a schedule with its',
     '  own content, an override, keeps it; one named in `schedules` with a `content` takes that one; thread parts keep theirs).',
@@ -106,6 +107,18 @@ export default defineOperation({
         FROM schedules s JOIN integrations i ON i.id = s.integration_id
         WHERE s.post_id = ${id} ORDER BY i.id, s.thread_order FOR NO KEY UPDATE OF s`;
       const roots = schedules.filter((schedule) => schedule.threadOrder === 0);
+      // What went out is history: a change that could reach no schedule would only make the post say what was never
+      // published. Tags and the evergreen flag stay changeable.
+      if (roots.length > 0 && !roots.some(editable) && (change.content !== undefined || change.firstComment !== undefined || change.media !== undefined)) {
+        const gone = roots.every((root) => root.status === 'PUBLISHED' || root.status === 'PUBLISHING');
+        return fail(
+          'INVALID_STATE',
+          gone
+            ? 'This post has been published on every channel it was scheduled for, and what was published is not rewritten: make a new post ' +
+                'to say it again or differently (a signed-in member can copy it with POST /posts/{id}/duplicate). Tags and isEvergreen can still change'
+            : `No schedule of this post can take a new text, media or first comment: ${roots.map((root) => `"${root.name}" ${frozenReason(root)}`).join('; ')}`,
+        );
+      }
       const check = (field: string, text: string, schedule: LockedSchedule, as: 'post' | 'comment' = 'post') => {
         const refusal = contentTooLong(field, schedule, text, as);
         if (refusal) fail('CONTENT_TOO_LONG', refusal);

@@ -602,7 +602,8 @@ export interface paths {
          *     altered, nor a SCHEDULED one waiting to retry a send to a platform that cannot be asked (LinkedIn) whose answer was lost:
          *     its retry sends the same text, so that the platform can refuse it as a duplicate if the first one went out. A change of
          *     the post's content or first comment skips them (the message says how many), and naming one in `schedules` answers 409
-         *     INVALID_STATE.
+         *     INVALID_STATE. A post none of whose schedules can take a change (every one published) is history: a change of its content,
+         *     media or first comment answers 409 INVALID_STATE, as what was published is never rewritten; its tags and isEvergreen still change.
          *
          *     - `content`: the post's text, and the text of each unpublished schedule that published the post's text (a schedule with its
          *       own content, an override, keeps it; one named in `schedules` with a `content` takes that one; thread parts keep theirs).
@@ -623,6 +624,26 @@ export interface paths {
          *     publishing and back to review; tags alone do not. The message says when the post waits.
          */
         patch: operations["updatePost"];
+        trace?: never;
+    };
+    "/posts/{id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy a post into a new draft: its text, media, tags and channels
+         * @description The way to say something again, or differently, once a post has gone out (what was published is never rewritten). The new post is a draft by the caller with the same text, media and alt text, tags and evergreen flag, and one DRAFT schedule without a date per channel of the original, each with that channel's text, first comment, settings and thread parts. Nothing is scheduled and no quota is spent: schedule it with PATCH /posts/{id} (postAction).
+         */
+        post: operations["duplicatePost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/approvals": {
@@ -7821,6 +7842,189 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         code: "INVALID_STATE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    duplicatePost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The post's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description This operation takes no body fields: send no body, or `{}`. A field is refused with `VALIDATION_ERROR`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        postId: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
                         message: string;
                     };
                 };
