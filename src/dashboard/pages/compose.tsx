@@ -7,6 +7,7 @@ import { ChannelChoices, ChannelTexts } from '../compose/channels.js';
 import { MediaPicker } from '../compose/media.js';
 import { Outcome, Problems, SubmitError } from '../compose/outcome.js';
 import { PostPreview } from '../compose/preview.js';
+import { isHistory, PublishedPost } from '../compose/published.js';
 import { chosenOf, compose, createBody, hasOwnText, initialState, missing, patchBody, problems, textFor, writtenParts, type Action, type Integration, type Post } from '../compose/state.js';
 import { TagPicker } from '../compose/tags.js';
 import { countersOf, TextArea } from '../compose/text-field.js';
@@ -25,6 +26,14 @@ export function ComposePage({ postId }: PageProps & { postId?: string }) {
   const error = channels.error ?? tags.error ?? workspace.error ?? post.error;
   // After a move from one post (or /compose) to another, the composer waits for the post now asked for.
   const ready = channels.data && tags.data && workspace.data && (postId ? post.data?.id === postId : post.data === null);
+  const history = ready && post.data && isHistory(post.data) ? post.data : undefined;
+  if (history) {
+    return (
+      <Page title="Published post" intro="What was published is kept as it went out. To say it again or differently, duplicate it as a new draft.">
+        <PublishedPost post={history} />
+      </Page>
+    );
+  }
   return (
     <Page
       title={postId ? 'Edit post' : 'Compose'}
