@@ -10,7 +10,7 @@ import { defineTask } from './task.js';
  * list reads them all, so they are folded into one row per workspace and set of facets, or day. Running it twice, or
  * at once in two workers, changes no total.
  */
-function compactPostCountsTask(app: AppContext): Task {
+function compactPostFacetCountsTask(app: AppContext): Task {
   return async (payload) => {
     CronPayload.parse(payload ?? {});
     await compactPostCounts(app.db);
@@ -34,8 +34,9 @@ const LOCK_NOT_AVAILABLE = '55P03';
  * Folds the counters' deltas into one row each, then, when a burst of changes (an import: a bulk insert appends
  * deltas for every post) left a table mostly dead space, rewrites it. Vacuum alone cannot shrink it, since the folded
  * rows are written after the dead ones; and a table and index of thousands of pages for a few live rows make Postgres
- * read every page of it for each list's total (2.5 ms at 300,000 deltas folded, instead of 0.1). The rewrite takes the
- * table's exclusive lock briefly; it waits for no writer longer than LOCK_WAIT, and is tried again the next minute.
+ * read every page of it for each list's total (docs/benchmarks.md#lists-at-the-scale-of-a-large-workspace). The
+ * rewrite takes the table's exclusive lock briefly; it waits for no writer longer than LOCK_WAIT, and is tried again
+ * the next minute.
  */
 export async function compactPostCounts(db: Database): Promise<void> {
   for (const { table, fold } of COUNTERS) {
@@ -58,4 +59,4 @@ export async function compactPostCounts(db: Database): Promise<void> {
   }
 }
 
-export default defineTask(TASK.compactPostFacetCounts, compactPostCountsTask);
+export default defineTask(TASK.compactPostFacetCounts, compactPostFacetCountsTask);

@@ -16,13 +16,13 @@ const FORGOTTEN =
   'connect the channel again (POST /integrations/connect)';
 
 /**
- * The pending-selection expiry task (queued by the worker's crontab, src/worker/queue.ts): a channel left
+ * The expire-pending-selections task (queued by the worker's crontab, src/worker/queue.ts): a channel left
  * PENDING_SELECTION for more than PENDING_SELECTION_TTL_HOURS since its connect (it is PENDING_SELECTION only from its
  * creation, so `created_at` says since when) loses its stored tokens: tokenStatus MISSING, connectionErrorCode
  * SELECTION_EXPIRED, a connectionError saying to connect again. The tokens are then revoked at the platform, best
  * effort, after the erasure committed. A channel already erased no longer matches, so running it again does nothing.
  */
-function pendingSelectionExpiryTask(app: AppContext): Task {
+function expirePendingSelectionsTask(app: AppContext): Task {
   return async (payload, helpers) => {
     CronPayload.parse(payload ?? {});
     for (;;) {
@@ -48,4 +48,4 @@ function eraseDue(app: AppContext) {
     RETURNING i.id AS integration_id, i.platform, due.credentials`;
 }
 
-export default defineTask(TASK.expirePendingSelections, pendingSelectionExpiryTask);
+export default defineTask(TASK.expirePendingSelections, expirePendingSelectionsTask);

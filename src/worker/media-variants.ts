@@ -65,7 +65,7 @@ async function encode(image: Sharp, transparent: boolean, maxBytes = Infinity): 
  */
 const imageWork = pLimit(availableParallelism());
 
-function variantsTask(app: AppContext): Task {
+function mediaVariantsTask(app: AppContext): Task {
   return (payload, helpers: JobHelpers) => imageWork(() => makeVariants(app, payload, helpers));
 }
 
@@ -126,4 +126,4 @@ async function makeVariants(app: AppContext, payload: unknown, helpers: JobHelpe
   }
 }
 
-export default defineTask(TASK.mediaVariants, variantsTask);
+export default defineTask(TASK.mediaVariants, mediaVariantsTask);

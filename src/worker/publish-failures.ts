@@ -20,7 +20,7 @@ export interface FailingSchedule {
   threadRootScheduleId: string | null;
   threadOrder: number;
   retryCount: number;
-  /** Set when an attempt sent the post to a platform that cannot be asked, and no answer settled it. */
+  /** Set when an attempt sent the post to a platform that cannot be asked, and no answer settled it (sendMarked, src/worker/publish-schedule.ts). */
   postSentAt: Date | null;
 }
 

@@ -33,16 +33,11 @@ import { defineTask } from './task.js';
 const Payload = z.strictObject({ scheduleId: z.uuid() });
 
 interface Claimed extends FailingSchedule {
-  id: string;
   postId: string;
-  integrationId: string;
   scheduledContent: string;
   firstComment: string | null;
   settings: Record<string, unknown>;
-  threadRootScheduleId: string | null;
-  threadOrder: number;
   createdAt: Date;
-  retryCount: number;
   /** Set when an earlier attempt began: the record may exist already, so it is looked up before anything is sent. */
   previousAttempt: Date | null;
   /** Stored the moment the platform confirmed the post, by an earlier attempt when set at claim time. */
@@ -64,9 +59,7 @@ interface Claimed extends FailingSchedule {
   /** The language detected from threadText when it was written, and whether it was (detected_languages). */
   detectedLanguage: string | null;
   languageKnown: boolean;
-  /** Set when an attempt sent the post to a platform that cannot be asked, and no answer settled it (see sendMarked). */
-  postSentAt: Date | null;
-  /** The same for the first comment. */
+  /** Set when an attempt sent the first comment to a platform that cannot be asked, and no answer settled it (see sendMarked). */
   firstCommentSentAt: Date | null;
 }
 

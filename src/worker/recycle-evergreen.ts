@@ -4,11 +4,11 @@ import { CronPayload, enqueueRecycle, TASK } from './queue.js';
 import { defineTask } from './task.js';
 
 /** Queues the due run of every enabled rule (each tick of the crontab; the rule's job key keeps it one job a rule). */
-function recycleSweepTask(app: AppContext): Task {
+function recycleEvergreenTask(app: AppContext): Task {
   return async (payload) => {
     CronPayload.parse(payload ?? {});
     await enqueueRecycle(app.db);
   };
 }
 
-export default defineTask(TASK.recycleEvergreen, recycleSweepTask);
+export default defineTask(TASK.recycleEvergreen, recycleEvergreenTask);
