@@ -17,6 +17,8 @@ async function bundled() {
   const esbuild = await import('esbuild');
   const hash = createHash('sha256').update(`esbuild ${esbuild.version}\n`);
   for (const name of readdirSync(sources).sort()) hash.update(`${name}\n`).update(readFileSync(sources + name));
+  // The bundle holds package.json's version (postwise --version).
+  hash.update(readFileSync(`${root}package.json`));
   const file = `${cacheDir}${hash.digest('hex').slice(0, 16)}.mjs`;
   if (existsSync(file)) return file;
   mkdirSync(cacheDir, { recursive: true });

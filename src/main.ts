@@ -53,6 +53,8 @@ async function announce() {
     `  OpenAPI    ${service.url}/api/v1/openapi.json`,
     `  MCP        ${service.url}/mcp`,
     `  dashboard  ${service.url}/`,
+    // The command line's sign-in, ready to paste: the key (or, with --email, a member's password) is read from stdin.
+    `  CLI        npx postwise login --base-url ${service.url}`,
     ...cluster,
   ];
   if (firstStart) {

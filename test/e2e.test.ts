@@ -1,13 +1,26 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/process/free-port.js';
 import { admin, alive, removeDataDir, run, stop, waitFor } from './support/processes.js';
-import { call, freshDatabase } from './support/service.js';
+import { call, eventually, freshDatabase, waitingOnLocks } from './support/service.js';
 
 /** The commands of the README, run as a new user runs them: `npm start`, `npm run admin`, and SIGTERM. */
+
+/** Whether `base`'s port accepts a TCP connection now (closed again at once, nothing sent): false once its server stops listening. */
+const accepts = (base: string) =>
+  new Promise<boolean>((resolve) => {
+    const { hostname, port } = new URL(base);
+    const socket = connectTcp(Number(port), hostname);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 
 describe('npm start with no configuration', () => {
   let dir: string;
@@ -30,6 +43,7 @@ describe('npm start with no configuration', () => {
     const [, apiKey] = await waitFor(first, /apiKey\s+(pw_\S+)/);
     expect(first.output()).toContain(`${base}/api/v1/openapi.json`);
     expect(first.output()).toContain(`${base}/mcp`);
+    expect(first.output()).toContain(`  CLI        npx postwise login --base-url ${base}\n`);
     const me = await call(`${base}/api/v1/users/me`, { key: apiKey });
     expect(me.status).toBe(200);
 
@@ -71,18 +85,26 @@ describe('npm start with no configuration', () => {
 
     // Ctrl-C (SIGINT to the group) lets a request in flight finish: Postgres is not in the group and is
     // stopped by the service after its requests.
+    // Each step waits for the state the next needs, not for a moment: the lock taken, the request waiting for it (seen
+    // in pg_stat_activity), the signal taken (the service no longer accepts connections), and only then the lock let go.
     const [secondPid, , , secondPort] = (await readFile(join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n');
-    const blocker = postgres({ host: '127.0.0.1', port: Number(secondPort), user: credentials.user, password: credentials.password, database: 'postgres', max: 1 });
+    const connect = () => postgres({ host: '127.0.0.1', port: Number(secondPort), user: credentials.user, password: credentials.password, database: 'postgres', max: 1, onnotice: () => {} });
+    const blocker = connect();
+    const watcher = connect();
     let release!: () => void;
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const holding = blocker.begin(async (tx) => {
       await tx`LOCK TABLE users IN ACCESS EXCLUSIVE MODE`;
+      locked();
       await new Promise<void>((resolve) => (release = resolve));
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await lockTaken;
     const inFlight = call(`${base}/api/v1/users/me`, { key: apiKey });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await waitingOnLocks(watcher, { timeoutMs: 20_000 })).toBeGreaterThan(0);
+    await watcher.end();
     const stopped = stop(second, { signal: 'SIGINT' });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await eventually(() => accepts(base), (accepted) => !accepted, 20_000)).toBe(false);
     release();
     await holding;
     await blocker.end();

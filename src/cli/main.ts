@@ -6,6 +6,7 @@
 import { createInterface } from 'node:readline/promises';
 import { Writable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
+import packageJson from '../../package.json' with { type: 'json' };
 import { newIdempotencyKey, send, succeeded, type ClientOptions, type Credentials } from './client.js';
 import { completionScript, type CompletionCommand } from './completion.js';
 import { CliFailure, EXIT, usage } from './failure.js';
@@ -95,6 +96,12 @@ async function runOperation(operation: CliOperation, command: Command, positiona
   if (files.length) withMedia(files.map(() => placeholder));
   validate(operation, input);
   const client = await clientOf(globals);
+  // The server answers a key's call of an internal operation with 404, saying nothing of its existence; the client knows
+  // it exists, so it says what the command needs rather than sending a call bound to fail.
+  if (operation.visibility === 'internal' && client.credentials && 'apiKey' in client.credentials) {
+    const { resource, action } = commandOf(operation);
+    throw new CliFailure('NEEDS_SESSION', `postwise ${resource} ${action} needs a signed-in session: postwise login --email EMAIL (an API key reaches only the public commands)`, EXIT.auth);
+  }
   if (files.length) {
     const { progressBar, uploadFile } = await import('./uploads.js');
     const uploaded = [];
@@ -135,10 +142,12 @@ function addOperationCommands(program: Command): CompletionCommand[] {
     const { resource, action } = commandOf(operation);
     let group = groups.get(resource);
     if (!group) {
-      group = program.command(resource).description(`${resource}: ${operations.filter((other) => commandOf(other).resource === resource).map((other) => commandOf(other).action).join(', ')}`);
+      const actions = operations.filter((other) => commandOf(other).resource === resource).map((other) => `${commandOf(other).action}${other.visibility === 'internal' ? '*' : ''}`);
+      group = program.command(resource).description(`${resource}: ${actions.join(', ')}${actions.some((name) => name.endsWith('*')) ? ' (* needs a signed-in session)' : ''}`);
       groups.set(resource, group);
     }
-    const command = group.command(action).summary(operation.summary).description(`${operation.summary}.`);
+    const session = operation.visibility === 'internal' ? ' (needs a signed-in session: postwise login --email)' : '';
+    const command = group.command(action).summary(`${operation.summary}${session}`).description(`${operation.summary}${session}.`);
     const pathNames = Object.keys(operation.input.path?.properties ?? {});
     for (const name of pathNames) command.argument(`[${name}]`, `the ${name} (or --${name.replace(/([A-Z])/g, '-$1').toLowerCase()})`);
     for (const field of flagsOf(operation)) for (const option of optionsOf(field)) command.addOption(option);
@@ -303,6 +312,7 @@ function addAccountCommands(program: Command, completions: CompletionCommand[]) 
 
 function buildProgram(): Command {
   const program = new Command('postwise')
+    .version(packageJson.version, '-V, --version', 'print the version of this client')
     .description('The command-line client of a Postwise server: every operation as `postwise <resource> <action>`, on the same key as REST and MCP (docs/cli.md).')
     .option('--base-url <url>', `the server (POSTWISE_BASE_URL, or the profile's; ${DEFAULT_BASE_URL} unless given)`)
     .option('--api-key <key>', 'an API key (POSTWISE_API_KEY, or the profile\'s); prefer `postwise login`, which keeps it out of shell history')
