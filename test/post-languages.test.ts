@@ -199,8 +199,17 @@ describe('settings.langs are checked where they are written', () => {
       [400, { code: 'VALIDATION_ERROR', message: `${field}.1: DE repeats item 0: list each language once` }],
       [400, { code: 'VALIDATION_ERROR', message: `${field}: Invalid input: expected array, received string` }],
     ]);
-    const accepted = await create(['sr-Latn-RS', 'x-klingon', 'i-klingon']);
+    const accepted = await create(['sr-Latn-RS', 'tlh', 'de-DE-1996']);
     expect(accepted.status, accepted.text).toBe(201);
+  });
+
+  it('refuses a well-formed tag that is no registered language (the IANA registry), such as klingon, or a private-use tag', async () => {
+    const refusals = await Promise.all([create(['en', 'klingon']), create(['x-klingon']), create(['qqq-DE'])]);
+    expect(refusals.map((answer) => [answer.status, answer.json])).toEqual([
+      [400, { code: 'VALIDATION_ERROR', message: `${field}.1: is not a registered language: use a tag such as en, pt-BR or zh-Hant` }],
+      [400, { code: 'VALIDATION_ERROR', message: `${field}.0: is not a registered language: use a tag such as en, pt-BR or zh-Hant` }],
+      [400, { code: 'VALIDATION_ERROR', message: `${field}.0: is not a registered language: use a tag such as en, pt-BR or zh-Hant` }],
+    ]);
   });
 
   it('refuses the same in PATCH /posts/{id}', async () => {

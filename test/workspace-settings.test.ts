@@ -83,6 +83,7 @@ describe('set-languages', () => {
     );
     await expect(ws.admin('updateWorkspaceSettings', { languages: ['pt-BR', 'pt-br'] })).rejects.toThrow(/"message":"languages\.1: pt-br repeats item 0: list each language once"/);
     await expect(ws.admin('updateWorkspaceSettings', { languages: 'en' })).rejects.toThrow(/"message":"languages: Invalid input: expected array/);
+    await expect(ws.admin('updateWorkspaceSettings', { languages: ['klingon'] })).rejects.toThrow(/"message":"languages\.0: is not a registered language: use a tag such as en, pt-BR or zh-Hant"/);
     const missing = await admin(['set-languages', '--workspace', ws.workspaceId], env());
     expect(missing).toEqual({ code: 1, json: { code: 'VALIDATION_ERROR', message: '--languages is required' } });
     // Nothing was changed by the refusals.

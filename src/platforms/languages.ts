@@ -1,4 +1,5 @@
 import { isValidLanguage } from '@atproto/syntax';
+import tags from 'language-tags';
 import { z } from 'zod';
 import type { OutgoingPost } from './publishing.js';
 
@@ -6,11 +7,17 @@ import type { OutgoingPost } from './publishing.js';
 const MAX_LANGUAGES = 3;
 
 /**
- * Language tags as a post carries them: well-formed BCP-47 (the check Bluesky's PDS applies to `langs`), at most 3,
- * each once. Well-formed only: whether a language exists is not asked, as the PDS does not ask either.
+ * Language tags as a post carries them: well-formed BCP-47 (the check Bluesky's PDS applies to `langs`) and made of
+ * subtags of the IANA Language Subtag Registry (the registry as npm's language-subtag-registry ships it, read by
+ * language-tags), so that `klingon` is refused where `tlh` is taken; at most 3, each once.
  */
 export const languageTags = z
-  .array(z.string().refine(isValidLanguage, 'must be a well-formed BCP-47 language tag, such as en, pt-BR or zh-Hant'))
+  .array(
+    z
+      .string()
+      .refine(isValidLanguage, 'must be a well-formed BCP-47 language tag, such as en, pt-BR or zh-Hant')
+      .refine((tag) => !isValidLanguage(tag) || tags(tag).valid(), 'is not a registered language: use a tag such as en, pt-BR or zh-Hant'),
+  )
   .max(MAX_LANGUAGES, `at most ${MAX_LANGUAGES} language tags (Bluesky's limit)`)
   .superRefine((tags, ctx) => {
     tags.forEach((tag, index) => {
