@@ -78,3 +78,33 @@ test('over the API, the published post refuses a new text with a sentence that s
   expect(refused.status).toBe(409);
   expect(refused.json.message).toMatch(/what was published is not rewritten/);
 });
+
+test('a schedule whose attempt failed reads "Retrying" with the reason at once: in the posts list, on the calendar and in its dialog', async () => {
+  const created = await call(`${service.api}/posts`, {
+    key: ws.apiKey,
+    method: 'POST',
+    body: { rows: [{ content: 'Waiting for Bluesky to answer' }], shared: { selectedIntegrations: [sky] }, postAction: 'DRAFT' },
+  });
+  expect(created.status, created.text).toBe(201);
+  // As the worker leaves a schedule whose first attempt failed and that waits for its next (this service runs no worker).
+  const reason = 'Bluesky did not answer: attempt 1 of 4 failed, and it is tried again automatically';
+  await sql`UPDATE schedules SET status = 'SCHEDULED', scheduled_at = now() - interval '2 minutes', last_attempt = now() - interval '1 minute',
+    retry_count = 1, failure_reason = ${reason} WHERE post_id = ${created.json.postId}`;
+  const { page } = await signedInOwner(browser, service, ws);
+  const errors = pageErrors(page);
+  await page.goto('/posts');
+  const row = page.locator(`tr[data-post-id="${created.json.postId}"]`);
+  await row.waitFor();
+  expect(await row.locator('.status-badge').textContent()).toBe('Retrying');
+
+  await page.goto(`/calendar?view=agenda&date=${new Date().toISOString().slice(0, 10)}`);
+  const entry = page.locator('.entry', { hasText: 'Waiting for Bluesky to answer' });
+  await entry.locator('.status-badge', { hasText: 'Retrying' }).waitFor();
+  await entry.getByRole('button').first().click();
+  const why = page.getByRole('group', { name: 'Why it is retried' });
+  await why.waitFor();
+  expect(await why.textContent()).toContain(`Retrying: ${reason}`);
+  await checkAccessibility(page, 'retrying schedule');
+  expect(errors).toEqual([]);
+  await page.context().close();
+});

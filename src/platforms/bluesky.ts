@@ -82,15 +82,17 @@ export function classify(error: unknown, write: boolean): PlatformError {
     return new PlatformError(write ? 'unknown' : 'transient', 'Bluesky could not be reached', detail);
   }
   const headers = error.headers ?? {};
+  // Status 1 is the client's own: the request failed in transit, timed out or was aborted. No HTTP status, no code
+  // (the client's "Unknown"): a network failure is said as such.
+  const inTransit = error.status === 1;
   const detail = {
-    status: error.status,
+    status: inTransit ? null : error.status,
     platformMessage: error.message || null,
-    platformCode: error.error || null,
+    platformCode: inTransit ? null : error.error || null,
     traceId: headers['x-trace-id'] ?? headers['traceparent'] ?? null,
     raw: { status: error.status, error: error.error, message: error.message },
   };
-  // Status 1 is the client's own: the request failed in transit, timed out or was aborted.
-  if (error.status === 1) return new PlatformError(write ? 'unknown' : 'transient', 'Bluesky did not answer', detail);
+  if (inTransit) return new PlatformError(write ? 'unknown' : 'transient', 'Bluesky did not answer', detail);
   if (error.status === 429) return new PlatformError('transient', 'Bluesky is rate limiting this account', detail, retryAfterMs(headers));
   if (error.status >= 500) return new PlatformError(write ? 'unknown' : 'transient', `Bluesky answered ${error.status}`, detail);
   if (error.status === 401 || CREDENTIAL_ERRORS.has(error.error)) {

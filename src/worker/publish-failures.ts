@@ -55,8 +55,10 @@ export async function fail(app: AppContext, schedule: FailingSchedule, error: Pl
   await app.db.begin(async (tx) => {
     if (retry) {
       const delayMs = Math.max(retryDelayMs(schedule.retryCount), error.retryAfterMs ?? 0);
+      // Said at once, wherever the schedule shows, while it waits for its next attempt (cleared when one publishes it).
+      const retrying = `${error.message}: attempt ${schedule.retryCount + 1} of ${MAX_RETRIES + 1} failed, and it is tried again automatically`;
       await changeSchedules(tx, app.storage, 'schedule.retrying', tx`
-        UPDATE schedules SET status = 'SCHEDULED', retry_count = retry_count + 1, failure_detail = ${detail}, updated_at = now()
+        UPDATE schedules SET status = 'SCHEDULED', retry_count = retry_count + 1, failure_reason = ${retrying}, failure_detail = ${detail}, updated_at = now()
         WHERE id = ${schedule.id} AND status = 'PUBLISHING' RETURNING *`);
       await requeuePublish(tx, [schedule.id], delayMs);
       return;

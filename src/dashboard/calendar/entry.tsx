@@ -69,7 +69,7 @@ export function Entry({ schedule, timeZone, detailed, onOpen, onDragStart, onDra
         <span class="entry-head">
           <ChannelAvatar integration={schedule.integration} />
           <span class="entry-time">{schedule.scheduledAt ? formatTimeInZone(schedule.scheduledAt, timeZone) : ''}</span>
-          <StatusBadge status={schedule.status} />
+          <StatusBadge schedule={schedule} />
           {heldForApproval(schedule) && (
             <span class={`approval-state ${schedule.approvalStatus === 'rejected' ? 'rejected' : 'waiting'}`}>
               {schedule.approvalStatus === 'rejected' ? 'Rejected' : 'Needs approval'}

@@ -7,7 +7,7 @@ import { navigate } from '../router.js';
 import type { CalendarSchedule } from './data.js';
 import { canMove, ChannelAvatar, heldForApproval, Thumbnail } from './entry.js';
 import { platformLabel } from '../platforms.js';
-import { excerpt, StatusBadge } from './status.js';
+import { excerpt, isRetrying, StatusBadge } from './status.js';
 import { dayOf, formatDayLong, formatInZone, instantAt, timeOf, zoneName } from '../zoned-time.js';
 
 export type DialogStep = 'details' | 'move' | 'delete';
@@ -144,7 +144,7 @@ function Details({ schedule, timeZone }: { schedule: CalendarSchedule; timeZone:
         <span>
           <strong>{schedule.integration.name}</strong> <span class="platform">{platformLabel(schedule.integration.platform)}</span>
         </span>
-        <StatusBadge status={schedule.status} />
+        <StatusBadge schedule={schedule} />
       </div>
       <dl class="schedule-facts">
         <div>
@@ -174,6 +174,14 @@ function Details({ schedule, timeZone }: { schedule: CalendarSchedule; timeZone:
           </div>
         )}
       </dl>
+      {isRetrying(schedule) && (
+        <div class="failure" role="group" aria-label="Why it is retried">
+          <p>
+            <strong>Retrying:</strong> {schedule.failureReason}
+            {schedule.lastAttempt && <span class="status-detail"> (last tried {formatInZone(schedule.lastAttempt, timeZone)})</span>}
+          </p>
+        </div>
+      )}
       {schedule.status === 'FAILED' && (
         <div class="failure" role="group" aria-label="Why it failed">
           <p>

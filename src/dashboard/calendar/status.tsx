@@ -21,9 +21,23 @@ export const STATUS_MEANINGS: Record<ScheduleStatus, string> = {
   FAILED: 'could not be published',
 };
 
-/** A status as a labelled chip in its colour. */
-export function StatusBadge({ status }: { status: ScheduleStatus }) {
-  return <span class={`status-badge status-${status.toLowerCase()}`}>{STATUS_LABELS[status]}</span>;
+/** What a badge reads of a schedule: its status, and whether an attempt failed that the worker will try again. */
+export interface BadgeState {
+  status: ScheduleStatus;
+  retryCount?: number;
+  failureReason?: string | null;
+}
+
+/**
+ * A schedule whose last attempt failed and that waits for its next: SCHEDULED, with the failure said at once (the
+ * worker writes it with the retry), so a post past its time never just reads "Scheduled".
+ */
+export const isRetrying = (schedule: BadgeState) => schedule.status === 'SCHEDULED' && (schedule.retryCount ?? 0) > 0 && !!schedule.failureReason;
+
+/** A status as a labelled chip in its colour; "Retrying" (in the colour of a failure) while a failed attempt waits its next. */
+export function StatusBadge({ schedule }: { schedule: BadgeState }) {
+  if (isRetrying(schedule)) return <span class="status-badge status-retrying">Retrying</span>;
+  return <span class={`status-badge status-${schedule.status.toLowerCase()}`}>{STATUS_LABELS[schedule.status]}</span>;
 }
 
 /** The colours and what each means, in words. */

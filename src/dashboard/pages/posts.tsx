@@ -263,7 +263,7 @@ function PostsTable({ posts, timeZone }: { posts: Post[]; timeZone: string }) {
             <ul class="post-schedules">
               {schedules.map((schedule) => (
                 <li key={schedule.id}>
-                  <StatusBadge status={schedule.status} />
+                  <StatusBadge schedule={schedule} />
                   {schedules.length > 1 && <span class="visually-hidden"> on {schedule.integration.name}</span>}
                 </li>
               ))}
