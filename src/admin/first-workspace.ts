@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { insertApiKey } from '../../operations/api-keys/api-key.js';
 import type { Database, Sql } from '../db/index.js';
 import { OperationError } from '../registry/errors.js';
+import { placeholderEmail } from '../auth/sessions.js';
 
 export interface BootstrapOptions {
   plan?: string;
@@ -36,7 +36,7 @@ async function createWorkspace(tx: Sql, options: BootstrapOptions): Promise<Boot
     const plans = (await tx<{ name: string }[]>`SELECT name FROM plans ORDER BY name`).map((plan) => plan.name);
     throw new OperationError('NOT_FOUND', `No plan named "${options.plan}"; the plans are ${plans.join(', ')} (define one with define-plan)`);
   }
-  const email = options.ownerEmail ?? `owner-${randomBytes(4).toString('hex')}@example.com`;
+  const email = options.ownerEmail ?? placeholderEmail();
   const [workspace] = await tx<{ id: string }[]>`
     INSERT INTO organizations (name, plan, subscription_status)
     VALUES (${options.workspaceName ?? 'My workspace'}, ${options.plan ?? 'free'}, ${options.subscription === false ? 'none' : 'active'})

@@ -78,6 +78,13 @@ export function csrfTokenMatches(session: SessionPrincipal, sent: string | undef
 // One-time links: the first-run password setup, and invitations.
 
 export type LinkPurpose = 'setup' | 'invite';
+/**
+ * The email a workspace's owner gets when none was given (the first start, `bootstrap` without --email): made up, on
+ * the domain reserved for examples, so that setup asks for the real one instead of offering it.
+ */
+export const placeholderEmail = (): string => `owner-${randomBytes(4).toString('hex')}@example.com`;
+export const isPlaceholderEmail = (email: string): boolean => /^owner-[0-9a-f]{8}@example\.com$/.test(email);
+
 export const LINK_TTL_HOURS: Record<LinkPurpose, number> = { setup: 24, invite: 7 * 24 };
 /** Where each link's page is, below the public URL. */
 const LINK_PATH: Record<LinkPurpose, string> = { setup: '/setup', invite: '/invite' };

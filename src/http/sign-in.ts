@@ -8,6 +8,7 @@ import {
   csrfTokenMatches,
   endSession,
   endSignIn,
+  isPlaceholderEmail,
   readAccountLink,
   readSession,
   SESSION_COOKIE,
@@ -146,7 +147,8 @@ export function sessionRoutes({ db, publicUrl }: { db: Database; publicUrl: () =
     const link = await readAccountLink(db, 'setup', req.query.token);
     if (!link) return void fail(res, 'INVALID_LINK', LINK_GONE);
     const [user] = await db<{ name: string }[]>`SELECT name FROM users WHERE id = ${link.userId}`;
-    res.json({ email: link.email, name: user?.name ?? '', workspaceName: link.workspaceName });
+    // A made-up email is not offered: setup is where the owner gives the one they sign in with.
+    res.json({ email: isPlaceholderEmail(link.email) ? '' : link.email, name: user?.name ?? '', workspaceName: link.workspaceName });
   });
 
   router.post('/auth/setup', async (req, res) => {

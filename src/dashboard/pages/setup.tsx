@@ -1,10 +1,21 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { errorFor, formError, type ApiError } from '../api.js';
+import { api, call, errorFor, formError, type ApiError } from '../api.js';
 import { completeSetup, readSetupLink, type Session, type SetupLink } from '../auth.js';
 import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
 import { Loading, Page } from '../components/page.js';
 import { Link } from '../router.js';
 import { NewPasswordFields, passwordMismatch } from './new-password.js';
+
+/**
+ * The workspace's time zone, at setup, is the browser's, unless someone chose one already (it is still the default,
+ * UTC); changeable on the workspace's settings page. Best effort: a zone the server does not know leaves it as it is.
+ */
+async function adoptBrowserTimeZone() {
+  const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const workspace = await call(api.GET('/workspace'));
+  if (!browserZone || !workspace.ok || workspace.data.timeZone !== 'UTC' || browserZone === 'UTC') return;
+  await call(api.PATCH('/workspace/settings', { body: { timeZone: browserZone } }));
+}
 
 /** First run: the owner opens the one-time link the start-up banner printed, and sets a name and a password. */
 export function SetupPage({ token, onSignedIn }: { token: string; onSignedIn: (session: Session) => void }) {
@@ -36,6 +47,7 @@ export function SetupPage({ token, onSignedIn }: { token: string; onSignedIn: (s
     setBusy(true);
     setError(undefined);
     const result = await completeSetup(token, { name: name.trim(), email: email.trim(), password });
+    if (result.ok) await adoptBrowserTimeZone();
     setBusy(false);
     if (result.ok) return onSignedIn(result.data);
     setError(result.error);
