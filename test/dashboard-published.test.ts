@@ -108,3 +108,23 @@ test('a schedule whose attempt failed reads "Retrying" with the reason at once: 
   expect(errors).toEqual([]);
   await page.context().close();
 });
+
+test('in the calendar\'s dialog the main action leads (a failed schedule\'s "Retry now", focused) and Delete comes last, quiet', async () => {
+  const created = await call(`${service.api}/posts`, {
+    key: ws.apiKey,
+    method: 'POST',
+    body: { rows: [{ content: 'This one failed for good' }], shared: { selectedIntegrations: [sky] }, postAction: 'DRAFT' },
+  });
+  await sql`UPDATE schedules SET status = 'FAILED', scheduled_at = now() - interval '1 hour', failure_reason = 'Bluesky refused the post'
+    WHERE post_id = ${created.json.postId}`;
+  const { page } = await signedInOwner(browser, service, ws);
+  await page.goto(`/calendar?view=agenda&date=${new Date(Date.now() - 3_600_000).toISOString().slice(0, 10)}`);
+  await page.locator('.entry', { hasText: 'This one failed for good' }).getByRole('button').first().click();
+  const actions = page.locator('dialog .dialog-actions');
+  await actions.waitFor();
+  const names = await actions.locator('a, button').allTextContents();
+  expect(names.map((name) => name.trim())).toEqual(['Retry now', 'Open in the composer', 'Move to…', 'Close', 'Delete…']);
+  await expect.poll(() => page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Retry now');
+  expect(await actions.getByRole('button', { name: 'Delete…' }).getAttribute('class')).toBe('danger-quiet');
+  await page.context().close();
+});

@@ -75,7 +75,13 @@ export function ScheduleDialog({ schedule, step, setStep, timeZone, onClose, onC
         <>
           <Details schedule={schedule} timeZone={timeZone} />
           <ErrorMessage message={action.error?.message} />
+          {/* The main action leads (a failed schedule's retry); Delete is last and quiet, never the first thing met. */}
           <div class="actions dialog-actions">
+            {schedule.status === 'FAILED' && !heldForApproval(schedule) && (
+              <button type="button" class="primary" onClick={retry} data-autofocus disabled={action.busy} aria-busy={action.busy ? 'true' : undefined}>
+                {action.busy ? 'Retrying…' : 'Retry now'}
+              </button>
+            )}
             <a href={`/posts/${schedule.postId}`} class="button-link" data-autofocus onClick={followInApp}>
               Open in the composer
             </a>
@@ -90,15 +96,13 @@ export function ScheduleDialog({ schedule, step, setStep, timeZone, onClose, onC
                 Move to…
               </button>
             )}
-            {schedule.status === 'FAILED' && !heldForApproval(schedule) && (
-              <button type="button" class="primary" onClick={retry} disabled={action.busy} aria-busy={action.busy ? 'true' : undefined}>
-                {action.busy ? 'Retrying…' : 'Retry now'}
-              </button>
-            )}
+            <button type="button" onClick={onClose}>
+              Close
+            </button>
             {schedule.status !== 'PUBLISHING' && !schedule.platformDeletedAt && (
               <button
                 type="button"
-                class="danger"
+                class="danger-quiet"
                 onClick={() => {
                   action.clearError();
                   setStep('delete');
@@ -107,9 +111,6 @@ export function ScheduleDialog({ schedule, step, setStep, timeZone, onClose, onC
                 Delete…
               </button>
             )}
-            <button type="button" onClick={onClose}>
-              Close
-            </button>
           </div>
         </>
       )}
