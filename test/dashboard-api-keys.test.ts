@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { checkAccessibility, hasFocus, launchBrowser, pageErrors, screenshot, signedInOwner, tabTo } from './support/browser.js';
+import { checkAccessibility, launchBrowser, pageErrors, screenshot, signedInOwner, tabTo, waitForFocus } from './support/browser.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -50,7 +50,7 @@ test('a key is created by keyboard alone, with an expiry; its value is shown onc
   await field.waitFor();
   await page.getByText('Copy this key now: it will not be shown again.').waitFor();
   // The focus is on the value, ready to copy.
-  expect(await hasFocus(field)).toBe(true);
+  await waitForFocus(field);
   key = await field.inputValue();
   expect(key).toMatch(/\S{20,}/);
   await screenshot(page, 'api-keys-new-key');
@@ -144,12 +144,12 @@ test('revoking asks first (Escape cancels), then takes effect at the next reques
   const dialog = page.getByRole('dialog', { name: `Revoke the key “${NAME}”?` });
   await dialog.waitFor();
   // The safe choice has the focus; Escape closes and gives the focus back.
-  expect(await hasFocus(dialog.getByRole('button', { name: 'Cancel' }))).toBe(true);
+  await waitForFocus(dialog.getByRole('button', { name: 'Cancel' }));
   await checkAccessibility(page, 'the revoke confirmation');
   await screenshot(page, 'api-keys-revoke-dialog');
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'hidden' });
-  expect(await hasFocus(revokeButton)).toBe(true);
+  await waitForFocus(revokeButton);
   expect((await call(`${service.api}/users/me`, { key })).status).toBe(200);
 
   await page.keyboard.press('Space');

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { checkAccessibility, hasFocus, launchBrowser, pageErrors, signedInOwner, tabTo } from './support/browser.js';
+import { checkAccessibility, launchBrowser, pageErrors, signedInOwner, tabTo, waitForFocus } from './support/browser.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -91,7 +91,7 @@ test('the rule turned on in Settings; a waiting post shown per channel on the Ap
   await page.keyboard.press('Enter');
   await page.getByText('Approved the post by Grace Hopper: it is queued for publishing.').waitFor();
   await page.getByText('No post is waiting for approval.').waitFor();
-  expect(await hasFocus(page.getByRole('heading', { name: 'Waiting for approval' }))).toBe(true);
+  await waitForFocus(page.getByRole('heading', { name: 'Waiting for approval' }));
   const approved = await call(`${service.api}/posts/${postId}`, { key: ws.apiKey });
   expect(approved.json).toMatchObject({ approvalStatus: 'approved', approvalNote: 'Lovely, ship it', approvalReviewerId: ws.userId });
   expect(await jobsOf(postId)).toBe(2);

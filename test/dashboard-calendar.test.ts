@@ -3,7 +3,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { addDays, addMonths, dayOf, instantAt, weekdayOf } from '../src/dashboard/zoned-time.js';
-import { checkAccessibility, dragTo, hasFocus, launchBrowser, newPage, openCalendar, pageErrors, screenshot, setOwnerPassword, signIn, tabTo } from './support/browser.js';
+import { checkAccessibility, dragTo, launchBrowser, newPage, openCalendar, pageErrors, screenshot, setOwnerPassword, signIn, tabTo, waitForFocus } from './support/browser.js';
 import { photo } from './support/images.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 
@@ -196,7 +196,7 @@ describe('views', () => {
     await entry(page, 'launch').waitFor({ state: 'detached' });
     await entry(page, 'digest').waitFor();
     // The focus stays on the checkbox, for the next choice.
-    expect(await hasFocus(page.getByRole('checkbox', { name: 'LinkedIn' }))).toBe(true);
+    await waitForFocus(page.getByRole('checkbox', { name: 'LinkedIn' }));
     await tabTo(page, 'Failed');
     await page.keyboard.press('Space');
     await page.waitForURL(/platforms=LINKEDIN&statuses=FAILED$/);
@@ -231,9 +231,6 @@ describe('views', () => {
 });
 
 
-/** The page renders after the key that opened a dialog: wait for the focus to be in it before pressing on. */
-const waitForFocus = (target: Locator) => expect.poll(() => hasFocus(target)).toBe(true);
-
 describe('moving', () => {
   test('an entry dragged to the next day (month), then to another hour (week): scheduledAt changes through the API', async () => {
     const page = await signedIn();
@@ -261,13 +258,13 @@ describe('moving', () => {
     await page.keyboard.press('Enter');
     const dialog = page.getByRole('dialog');
     await dialog.waitFor();
-    expect(await hasFocus(dialog.getByRole('link', { name: 'Open in the composer' }))).toBe(true);
+    await waitForFocus(dialog.getByRole('link', { name: 'Open in the composer' }));
     expect(await dialog.getByRole('link', { name: 'Open in the composer' }).getAttribute('href')).toBe(`/posts/${created.keyboard!.postId}`);
     await tabTo(page, 'Move to…', { maxTabs: 5 });
     await page.keyboard.press('Enter');
     await dialog.getByRole('heading', { name: 'Move to…' }).waitFor();
     const date = dialog.getByLabel('Date');
-    expect(await hasFocus(date)).toBe(true);
+    await waitForFocus(date);
     expect(await date.inputValue()).toBe(base);
     expect(await dialog.getByLabel('Time').inputValue()).toBe('12:00');
     await checkAccessibility(page, 'the Move to dialog');
@@ -277,7 +274,7 @@ describe('moving', () => {
     await dialog.getByRole('button', { name: 'Move to…' }).waitFor();
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
-    expect(await hasFocus(button)).toBe(true);
+    await waitForFocus(button);
 
     await page.keyboard.press('Enter');
     await waitForFocus(dialog.getByRole('link', { name: 'Open in the composer' }));
@@ -297,7 +294,7 @@ describe('moving', () => {
     // The entry is now in its new day, and has the focus again.
     const moved = page.locator(`.month-grid [data-day="${nextDay}"] [data-schedule-id="${created.keyboard!.scheduleId}"] button`);
     await moved.waitFor();
-    await expect.poll(() => hasFocus(moved)).toBe(true);
+    await waitForFocus(moved);
 
     // A time in the past is refused with the API's message, under the field, nothing lost.
     await page.keyboard.press('Enter');
@@ -375,7 +372,7 @@ describe('failures and live updates', () => {
     // The worker publishes it at its time (and fails: no credentials); the page reads the change by itself.
     await dialog.getByRole('group', { name: 'Why it failed' }).waitFor({ timeout: 25_000 });
     expect(await dialog.innerText()).toContain('Failed');
-    expect(await hasFocus(composer)).toBe(true);
+    await waitForFocus(composer);
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     expect(await item.innerText()).toContain('Failed');
@@ -393,7 +390,7 @@ describe('failures and live updates', () => {
     const dialog = page.getByRole('dialog');
     await dialog.getByRole('button', { name: 'Delete…' }).click();
     await dialog.getByRole('heading', { name: 'Delete this schedule?' }).waitFor();
-    expect(await hasFocus(dialog.getByRole('button', { name: 'Cancel' }))).toBe(true);
+    await waitForFocus(dialog.getByRole('button', { name: 'Cancel' }));
     await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
     await dialog.waitFor({ state: 'hidden' });
     await item.waitFor({ state: 'detached' });

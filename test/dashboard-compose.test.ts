@@ -5,7 +5,7 @@ import { dayOf } from '../src/dashboard/zoned-time.js';
 import { blueskyFacets } from '../src/platforms/facets.js';
 import { rules, utf8Length } from '../src/platforms/rules.js';
 import { connectThroughForm, createAccount, postsOf, type TestAccount } from './support/bluesky.js';
-import { checkAccessibility, dragTo, hasFocus, launchBrowser, newPage, openCalendar, pageErrors, screenshot, signedInOwner, signIn, tabTo } from './support/browser.js';
+import { checkAccessibility, dragTo, launchBrowser, newPage, openCalendar, pageErrors, screenshot, signedInOwner, signIn, tabTo, waitForFocus } from './support/browser.js';
 import { photo } from './support/images.js';
 import { startFakeLinkedIn, type FakeLinkedIn } from './support/linkedin.js';
 import { connectLinkedIn, startServiceWithLinkedIn } from './support/linkedin-browser.js';
@@ -340,7 +340,7 @@ test('a spent quota is said with the API’s message, and the text, channels and
     expect(refused.json.code).toBe('POST_QUOTA_EXCEEDED');
     expect(refused.json.message).toMatch(/^The no-linkedin plan allows 0 LINKEDIN posts a month; \d+ used this month, and this request needs 1\./);
     expect(await alert.locator('.error').textContent()).toBe(`The monthly post quota is spent. ${refused.json.message}`);
-    expect(await hasFocus(alert)).toBe(true);
+    await waitForFocus(alert);
     expect(await page.getByLabel('Text', { exact: true }).inputValue()).toBe(text);
     expect(await page.getByLabel('First comment').inputValue()).toBe('and its comment');
     expect(await page.getByRole('checkbox', { name: `${inn.name} (LinkedIn)`, exact: true }).isChecked()).toBe(true);
@@ -374,7 +374,7 @@ test('no subscription: the API’s PAYMENT_REQUIRED is said, the thread and comm
     expect(refused.status).toBe(402);
     expect(refused.json.code).toBe('PAYMENT_REQUIRED');
     expect(await alert.locator('.error').textContent()).toBe(`Nothing can be scheduled or published now. ${refused.json.message}`);
-    expect(await hasFocus(alert)).toBe(true);
+    await waitForFocus(alert);
     expect(await page.getByLabel('Text', { exact: true }).inputValue()).toBe(text);
     expect(await page.getByLabel('Thread part 2').inputValue()).toBe('and its second part');
     expect(await page.getByLabel('First comment').inputValue()).toBe('with a comment');
@@ -522,7 +522,8 @@ test('by keyboard alone: a post composed, a tag created, scheduled at the next f
   await page.getByRole('checkbox', { name: `${inn.name} (LinkedIn)`, exact: true }).waitFor();
   await tabTo(page, `${inn.name} (LinkedIn)`);
   await page.keyboard.press('Space');
-  await tabTo(page, 'Text');
+  await page.getByRole('checkbox', { name: `${inn.name} (LinkedIn)`, exact: true, checked: true }).waitFor();
+  await tabTo(page, page.getByRole('textbox', { name: 'Text', exact: true }));
   await page.keyboard.type('Typed by keyboard #a11y');
   await counter(inn.name).getByText('23 / 3,000 characters', { exact: false }).waitFor();
   await tabTo(page, 'New tag');
@@ -545,8 +546,13 @@ test('by keyboard alone: a post composed, a tag created, scheduled at the next f
 
   await tabTo(page, 'Open the post', { backwards: true });
   await page.keyboard.press('Enter');
-  await page.getByRole('heading', { name: 'Edit post', level: 1 }).waitFor();
-  await tabTo(page, 'Text');
+  // An in-app navigation: the heading shows at once and the page puts the focus on it in an effect just after (so Tab
+  // starts from the page's top); the composer comes once the post is loaded. Tab only once both hold (tabTo waits for
+  // the field): before the focus moves it is on the link clicked, gone, and Tab starts from the navigation.
+  const heading = page.getByRole('heading', { name: 'Edit post', level: 1 });
+  await heading.waitFor();
+  await waitForFocus(heading);
+  await tabTo(page, page.getByRole('textbox', { name: 'Text', exact: true }));
   await page.keyboard.press('End');
   await page.keyboard.type(' (edited)');
   await tabTo(page, 'Save changes');

@@ -2,7 +2,7 @@ import postgres from 'postgres';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { connectThroughForm, createAccount, type TestAccount } from './support/bluesky.js';
-import { checkAccessibility, hasFocus, launchBrowser, newPage, pageErrors, screenshot, signedInOwner, signIn, tabTo } from './support/browser.js';
+import { checkAccessibility, launchBrowser, newPage, pageErrors, pressMovingFocus, screenshot, signedInOwner, signIn, tabTo, waitForFocus } from './support/browser.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -56,16 +56,17 @@ test('the composer marks a post Evergreen (isEvergreen), the posts list says so,
   await page.getByRole('checkbox', { name: `${sky.name} (Bluesky)`, exact: true }).waitFor();
   await tabTo(page, `${sky.name} (Bluesky)`);
   await page.keyboard.press('Space');
+  await page.getByRole('checkbox', { name: `${sky.name} (Bluesky)`, exact: true, checked: true }).waitFor();
   await tabTo(page, 'Text');
   await page.keyboard.type(TEXT);
   await tabTo(page, 'Evergreen');
   await page.keyboard.press('Space');
-  expect(await page.getByRole('checkbox', { name: 'Evergreen' }).isChecked()).toBe(true);
+  await page.getByRole('checkbox', { name: 'Evergreen', checked: true }).waitFor();
   // "Next free posting slot" is checked; two steps down the radio group is "Publish now".
   await tabTo(page, 'Next free posting slot');
-  await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('ArrowDown');
-  expect(await page.getByRole('radio', { name: 'Publish now' }).isChecked()).toBe(true);
+  await pressMovingFocus(page, 'ArrowDown');
+  await pressMovingFocus(page, 'ArrowDown');
+  await page.getByRole('radio', { name: 'Publish now', checked: true }).waitFor();
   await tabTo(page, 'Publish now');
   expect(await page.evaluate(() => document.activeElement?.getAttribute('type'))).toBe('submit');
   await page.keyboard.press('Enter');
@@ -82,9 +83,9 @@ test('the composer marks a post Evergreen (isEvergreen), the posts list says so,
   await row.getByText('Evergreen', { exact: true }).waitFor();
   expect(await row.getByText(/^Recycled /).count()).toBe(0);
 
-  // Unmarked, then marked again, from the composer's edit.
+  // Unmarked, then marked again, from the published post's page (its text is history; whether it is evergreen is not).
   await page.goto(`/posts/${composed}`);
-  await page.getByRole('heading', { name: 'Edit post', level: 1 }).waitFor();
+  await page.getByRole('heading', { name: 'Published post', level: 1 }).waitFor();
   const box = page.getByRole('checkbox', { name: 'Evergreen' });
   await box.waitFor();
   expect(await box.isChecked()).toBe(true);
@@ -97,7 +98,7 @@ test('the composer marks a post Evergreen (isEvergreen), the posts list says so,
     await eventually(() => post(composed), (value) => value.isEvergreen === expected);
     expect((await post(composed)).isEvergreen).toBe(expected);
     await page.reload();
-    await page.getByRole('heading', { name: 'Edit post', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Published post', level: 1 }).waitFor();
     await box.waitFor();
     expect(await box.isChecked()).toBe(expected);
   }
@@ -131,7 +132,7 @@ test('a rule added on the Recycling page by keyboard; its first run recycles one
   await tabTo(page, 'Add rule');
   await page.keyboard.press('Enter');
   await page.getByText('Choose at least one channel.').waitFor();
-  expect(await hasFocus(page.getByRole('group', { name: 'Channels' }))).toBe(true);
+  await waitForFocus(page.getByRole('group', { name: 'Channels' }));
   await checkAccessibility(page, 'the rule form refusing a rule without a channel');
   expect(await rules()).toEqual([]);
   await tabTo(page, `${sky.name} (Bluesky)`);
@@ -214,7 +215,7 @@ test('a rule added on the Recycling page by keyboard; its first run recycles one
   await page.keyboard.press('Enter');
   await page.getByRole('status').filter({ hasText: 'Disabled the rule “Best of”' }).waitFor();
   await row.getByText('Disabled', { exact: true }).waitFor();
-  expect(await hasFocus(page.getByRole('button', { name: 'Enable Best of' }))).toBe(true);
+  await waitForFocus(page.getByRole('button', { name: 'Enable Best of' }));
   expect((await rules())[0]).toMatchObject({ id: rule!.id, enabled: false });
 
   // Changed in its dialog: the focus starts on its name, and comes back to the Edit button.
@@ -222,7 +223,7 @@ test('a rule added on the Recycling page by keyboard; its first run recycles one
   await page.keyboard.press('Enter');
   const dialog = page.getByRole('dialog', { name: 'Edit the rule “Best of”' });
   await dialog.waitFor();
-  expect(await hasFocus(dialog.getByLabel('Name', { exact: true }))).toBe(true);
+  await waitForFocus(dialog.getByLabel('Name', { exact: true }));
   expect(await dialog.getByLabel('LinkedIn variations (optional)').inputValue()).toBe('From our archive.');
   await checkAccessibility(page, 'the rule’s edit dialog');
   await tabTo(page, 'Minimum interval in days');
@@ -233,7 +234,7 @@ test('a rule added on the Recycling page by keyboard; its first run recycles one
   await dialog.waitFor({ state: 'hidden' });
   await page.getByRole('status').filter({ hasText: 'Saved the rule “Best of”.' }).waitFor();
   await row.getByText('Evergreen posts out 60 days ago or more').waitFor();
-  expect(await hasFocus(page.getByRole('button', { name: 'Edit Best of' }))).toBe(true);
+  await waitForFocus(page.getByRole('button', { name: 'Edit Best of' }));
   expect((await rules())[0]).toMatchObject({ minIntervalDays: 60, enabled: false, postsPerRun: 2, linkedinVariations: ['From our archive.'], integrationIds: [sky.id, old] });
 
   // At a phone's width: the rows are cards, nothing is wider than the screen.
@@ -260,12 +261,12 @@ test('a rule added on the Recycling page by keyboard; its first run recycles one
   await page.keyboard.press('Enter');
   const confirm = page.getByRole('dialog', { name: 'Delete this rule?' });
   await confirm.waitFor();
-  expect(await hasFocus(confirm.getByRole('button', { name: 'Cancel' }))).toBe(true);
+  await waitForFocus(confirm.getByRole('button', { name: 'Cancel' }));
   await tabTo(page, 'Delete rule');
   await page.keyboard.press('Enter');
   await page.getByText('No recycle rules yet.').waitFor();
   await page.getByRole('status').filter({ hasText: 'Deleted the rule “Best of”.' }).waitFor();
-  expect(await hasFocus(page.getByRole('heading', { name: 'Rules', level: 2 }))).toBe(true);
+  await waitForFocus(page.getByRole('heading', { name: 'Rules', level: 2 }));
   expect(await rules()).toEqual([]);
   // Its events stay in the log, without their rule.
   expect((await ws.admin('listRecycleEvents', { postId: composed })).items).toHaveLength(1);

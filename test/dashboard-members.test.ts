@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { checkAccessibility, hasFocus, launchBrowser, newContext, pageErrors, screenshot, sessionCookie, signedInOwner, tabTo } from './support/browser.js';
+import { checkAccessibility, launchBrowser, newContext, pageErrors, screenshot, sessionCookie, signedInOwner, tabTo, waitForFocus } from './support/browser.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -41,7 +41,7 @@ test('the owner invites someone by keyboard alone; the one-time link is shown to
 
   const link = owner.getByLabel(`Invitation link for ${EMAIL}`);
   await link.waitFor();
-  expect(await hasFocus(link)).toBe(true);
+  await waitForFocus(link);
   await owner.getByText(`send this link to ${EMAIL} yourself`).waitFor();
   invitation = await link.inputValue();
   expect(new URL(invitation).pathname).toBe('/invite');

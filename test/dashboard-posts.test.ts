@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { addDays, addMonths, dayOf, instantAt } from '../src/dashboard/zoned-time.js';
-import { checkAccessibility, hasFocus, launchBrowser, newPage, pageErrors, screenshot, setOwnerPassword, signIn, tabTo } from './support/browser.js';
+import { checkAccessibility, launchBrowser, newPage, pageErrors, screenshot, setOwnerPassword, signIn, tabTo, waitForFocus } from './support/browser.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -200,7 +200,7 @@ test('filtered by keyboard alone; the address is shared and shows the same rows;
   // A row's link opens the post in the composer, by keyboard.
   const link = page.locator(`tr[data-post-id="${posts.weekly}"]`).getByRole('link');
   await tabTo(page, link, { maxTabs: 60 });
-  expect(await hasFocus(link)).toBe(true);
+  await waitForFocus(link);
   await page.keyboard.press('Enter');
   await page.waitForURL(`**/posts/${posts.weekly}`);
   expect(pageErrors(page)).toEqual([]);

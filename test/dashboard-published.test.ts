@@ -55,9 +55,10 @@ test('a published post opens read-only, each channel as it went out with its lin
   expect(await sky_.locator('.published-comment').textContent()).toBe('First comment: Details below');
   const linkedinItem = channels.filter({ has: page.getByRole('heading', { name: 'In (LinkedIn)' }) });
   expect(await linkedinItem.locator('.published-text').first().textContent()).toBe('Launch day, for LinkedIn');
-  // Nothing to edit: no text field, no save.
-  expect(await page.locator('textarea, input[type="text"]').count()).toBe(0);
-  expect(await page.getByRole('button', { name: /save|update/i }).count()).toBe(0);
+  // No text to edit: the only control besides the copy is whether it is evergreen (which publishes nothing).
+  expect(await page.locator('textarea, input:not([type="checkbox"]), select').count()).toBe(0);
+  expect(await page.getByRole('checkbox').count()).toBe(1);
+  await page.getByRole('checkbox', { name: 'Evergreen' }).waitFor();
   await checkAccessibility(page, 'published post');
   await screenshot(page, 'published-post');
 

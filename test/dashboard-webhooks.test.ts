@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { freePort } from '../src/process/free-port.js';
-import { checkAccessibility, hasFocus, launchBrowser, pageErrors, screenshot, signedInOwner, tabTo } from './support/browser.js';
+import { checkAccessibility, launchBrowser, pageErrors, screenshot, signedInOwner, tabTo, waitForFocus } from './support/browser.js';
 import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -74,7 +74,7 @@ test('an endpoint is added by keyboard alone; its secret, shown once, verifies w
 
   const field = page.getByLabel(`Signing secret for ${url}`);
   await field.waitFor();
-  expect(await hasFocus(field)).toBe(true);
+  await waitForFocus(field);
   const secret = await field.inputValue();
   expect(secret).toMatch(/^whsec_/);
   await page.getByText('Copy this signing secret now: it will not be shown again.').waitFor();

@@ -81,11 +81,23 @@ describe('MCP resource subscriptions', () => {
       const events = JSON.parse(((await client.readResource({ uri: 'postwise://events' })).contents[0] as { text: string }).text);
       expect(events.items.some((event: { type: string; data: { id: string } }) => event.type === 'schedule.published' && event.data.id === watched)).toBe(true);
 
-      // Unsubscribed: no more news of it.
+      // Unsubscribed: no more news of it. Shown by news that does come, not by a moment of silence: the events resource,
+      // still subscribed, is announced for the deletion (one transaction) by the read of the feed that would announce
+      // the schedule too, just after it; then for a draft made once that has come, by a later read of the feed, on the
+      // same ordered stream: by then all that the first read sent has come.
       await client.unsubscribeResource({ uri: `postwise://schedules/${watched}` });
       const seen = updated.length;
+      const eventsAnnounced = () => updated.slice(seen).filter((uri) => uri === 'postwise://events').length;
       await call(`${service.api}/schedules/${watched}`, { method: 'DELETE', key: ws.apiKey });
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const forDeletion = await eventually(async () => eventsAnnounced(), (count) => count >= 1, 20_000);
+      expect(forDeletion, 'the deletion announced on postwise://events').toBeGreaterThanOrEqual(1);
+      const marker = await call(`${service.api}/posts`, {
+        method: 'POST',
+        key: ws.apiKey,
+        body: { rows: [{ content: 'After the unsubscribe' }], shared: { selectedIntegrations: [channel] }, postAction: 'DRAFT' },
+      });
+      expect(marker.status, marker.text).toBe(201);
+      expect(await eventually(async () => eventsAnnounced(), (count) => count > forDeletion, 20_000), 'the draft announced on postwise://events').toBeGreaterThan(forDeletion);
       expect(updated.slice(seen)).not.toContain(`postwise://schedules/${watched}`);
     } finally {
       await client.close();

@@ -5,7 +5,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { request as httpRequest } from 'node:http';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, startTestService, waitingOnLocks, type TestService, type Workspace } from './support/service.js';
 
 let service: TestService;
 let ws: Workspace;
@@ -253,16 +253,22 @@ describe('MCP over Streamable HTTP', () => {
     const rpc = (key: string, body: unknown) => call(`${service.base}/mcp`, { method: 'POST', key, body });
     const toolCall = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'getCurrentUser', arguments: {} } });
 
-    // Hold a lock the call must wait for, so it is in flight while another client sends cancellations.
+    // Hold a lock the call must wait for, so it is in flight while another client sends cancellations: the lock taken,
+    // then the call waiting for it (seen in pg_stat_activity), however long this machine takes to get either there.
     const blocker = postgres(service.databaseUrl, { max: 1, onnotice: () => {} });
+    const watcher = postgres(service.databaseUrl, { max: 1, onnotice: () => {} });
     let release!: () => void;
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const holding = blocker.begin(async (tx) => {
       await tx`LOCK TABLE users IN ACCESS EXCLUSIVE MODE`;
+      locked();
       await new Promise<void>((resolve) => (release = resolve));
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await lockTaken;
     const victim = rpc(ws.apiKey, toolCall(1));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await waitingOnLocks(watcher, { timeoutMs: 20_000 })).toBeGreaterThan(0);
+    await watcher.end();
     const cancellations = Array.from({ length: 200 }, (_, i) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: i + 1 } }));
     expect((await rpc(other.apiKey, cancellations)).status).toBe(202);
     release();

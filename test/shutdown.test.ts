@@ -1,6 +1,7 @@
+import { connect } from 'node:net';
 import postgres from 'postgres';
 import { expect, it } from 'vitest';
-import { call, startTestService, waitingOnLocks } from './support/service.js';
+import { call, eventually, startTestService, waitingOnLocks } from './support/service.js';
 
 it('lets an in-flight request finish on stop, and refuses new connections meanwhile', async () => {
   const service = await startTestService();
@@ -24,7 +25,19 @@ it('lets an in-flight request finish on stop, and refuses new connections meanwh
   await waitingOnLocks(watcher, { timeoutMs: 20_000 });
   let stopped = false;
   const stopping = service.stop().then(() => (stopped = true));
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Waited for as the state, not for a moment (a busy machine may take longer than any fixed wait to get there): the
+  // listener closed, a new connection refused. A bare TCP connection, as a request accepted before would wait for the lock.
+  const { hostname, port } = new URL(service.api);
+  const refusesConnections = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect(Number(port), hostname);
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('error', () => resolve(true));
+    });
+  expect(await eventually(refusesConnections, (refused) => refused, 20_000)).toBe(true);
 
   expect(stopped).toBe(false);
   await expect(call(`${service.api}/users/me`, { key: ws.apiKey })).rejects.toThrow();

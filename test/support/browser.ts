@@ -49,6 +49,8 @@ export interface PageOptions {
   size?: 'desktop' | 'phone';
   /** Relative URLs given to page.goto are resolved against it (the service's base). */
   baseURL?: string;
+  /** The browser's time zone (UTC unless given). */
+  timeZone?: string;
 }
 
 /**
@@ -56,12 +58,12 @@ export interface PageOptions {
  * label fails with Playwright's message before the test's own timeout; uncaught errors and console errors (CSP
  * violations among them) are kept for `pageErrors`.
  */
-export async function newPage(browser: Browser, { size = 'desktop', baseURL }: PageOptions = {}): Promise<Page> {
+export async function newPage(browser: Browser, { size = 'desktop', baseURL, timeZone = 'UTC' }: PageOptions = {}): Promise<Page> {
   const page = await browser.newPage({
     baseURL,
     ...(size === 'phone' ? { viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : { viewport: DESKTOP }),
     locale: 'en-US',
-    timezoneId: 'UTC',
+    timezoneId: timeZone,
     reducedMotion: 'reduce',
   });
   watch(page);
@@ -200,17 +202,27 @@ async function focused(page: Page): Promise<{ role: string; name: string } | nul
 
 /**
  * Presses Tab (or Shift+Tab, `backwards`) until the focused element is `target`: a Locator, or an accessible name
- * (a string matches the whole name, case-insensitively; or a RegExp). Fails after `maxTabs` presses with the focus's
- * path, so a test shows where the keyboard went instead. Answers the number of presses.
+ * (a string matches the whole name, case-insensitively; or a RegExp). It presses at least once (a radio named "Publish
+ * now" can have the focus when the target is the button after it of the same name). Answers the number of presses.
+ *
+ * It waits for states, never for a moment or a number of presses: a Locator target first for it to be visible and
+ * enabled (a control not rendered yet, or disabled, cannot take the focus however often Tab is pressed); a name is
+ * matched against what the focus reaches, so a caller whose target comes after the page's data waits for it first
+ * (its heading, the field, the dialog open). After each press it waits for the focus to have moved before reading
+ * where it is. `maxTabs` is a safety bound, not an expectation (a dialog's test may pass a small one to say its
+ * controls are that close): past it, or when a press does not move the focus, it fails with the focus's path, so a
+ * test shows where the keyboard went instead.
  */
 export async function tabTo(
   page: Page,
   target: Locator | string | RegExp,
-  { maxTabs = 40, backwards = false }: { maxTabs?: number; backwards?: boolean } = {},
+  { maxTabs = 100, backwards = false }: { maxTabs?: number; backwards?: boolean } = {},
 ): Promise<number> {
   const path: string[] = [];
   const named = (name: string) =>
     typeof target === 'string' ? name.toLowerCase() === target.trim().toLowerCase() : target instanceof RegExp && target.test(name);
+  const described = typeof target === 'string' || target instanceof RegExp ? `"${String(target)}"` : String(target);
+  if (typeof target !== 'string' && !(target instanceof RegExp)) await waitUntilFocusable(target);
   const matches = async () => {
     const now = await quickFocus(page);
     path.push(now ? `${now.role} "${now.name}"` : '(nothing)');
@@ -231,17 +243,72 @@ export async function tabTo(
     });
   };
   for (let presses = 1; presses <= maxTabs; presses++) {
-    await page.keyboard.press(backwards ? 'Shift+Tab' : 'Tab');
+    await pressMovingFocus(page, backwards ? 'Shift+Tab' : 'Tab', () => `Tab did not reach ${described}: the focus went ${path.join(' -> ')}`);
     if (await matches()) return presses;
   }
-  throw new Error(
-    `Tab did not reach ${typeof target === 'string' || target instanceof RegExp ? `"${String(target)}"` : String(target)} in ${maxTabs} presses; the focus went: ${path.join(' -> ')}`,
-  );
+  throw new Error(`Tab did not reach ${described} in ${maxTabs} presses; the focus went: ${path.join(' -> ')}`);
 }
 
-/** Whether the focus is now on `target`. */
+/**
+ * Presses `key` (Tab, Shift+Tab...) and waits for the focus to leave the element that had it: the state the next step
+ * reads, rather than reading it at once. In a date or time field Tab moves between its parts (day, month, year) inside
+ * the one element, so there the press is taken as done once it is answered. Fails (with `explain()`) if the focus has
+ * not moved within `timeout`: a press that should move the focus and does not is what the test is there to find.
+ */
+export async function pressMovingFocus(page: Page, key: string, explain = () => `${key} did not move the focus`, timeout = 10_000): Promise<void> {
+  await page.evaluate(() => {
+    let active = document.activeElement;
+    while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+    (window as unknown as { focusBeforePress: Element | null }).focusBeforePress = active;
+  });
+  await page.keyboard.press(key);
+  await page
+    .waitForFunction(
+      () => {
+        let active = document.activeElement;
+        while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+        const before = (window as unknown as { focusBeforePress: Element | null }).focusBeforePress;
+        const withParts = active instanceof HTMLInputElement && ['date', 'time', 'datetime-local', 'month', 'week'].includes(active.type);
+        return active !== before || withParts;
+      },
+      undefined,
+      { timeout },
+    )
+    .catch((error: unknown) => {
+      throw new Error(`${explain()} (${key} left the focus where it was for ${timeout} ms)`, { cause: error });
+    });
+}
+
+/** Waits until `target` is visible and enabled: what it takes for Tab to be able to reach it. */
+export async function waitUntilFocusable(target: Locator, timeout = 10_000): Promise<void> {
+  await target.waitFor({ state: 'visible', timeout });
+  await expect.poll(() => target.isEnabled(), { timeout, message: `${String(target)} is visible but stays disabled` }).toBe(true);
+}
+
+/** Whether the focus is now on `target` (or inside it). A snapshot: to wait for the focus to get there, `waitForFocus`. */
 export async function hasFocus(target: Locator): Promise<boolean> {
-  return target.evaluate((element) => element === document.activeElement || element.contains(document.activeElement));
+  return target.evaluate((element) => {
+    let active = document.activeElement;
+    while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+    return element === active || element.contains(active);
+  });
+}
+
+/**
+ * Waits until the focus is on `target` (or inside it): where a page moves the focus after an event (a dialog opened,
+ * closed, a row removed), it does so in an effect or the dialog's `close` event, a moment after the change shows, so a
+ * test reads it only once it holds. Fails after `timeout` saying where the focus is instead.
+ */
+export async function waitForFocus(target: Locator, timeout = 10_000): Promise<void> {
+  const page = target.page();
+  const deadline = Date.now() + timeout;
+  while (!(await hasFocus(target))) {
+    if (Date.now() > deadline) {
+      const now = await quickFocus(page);
+      throw new Error(`The focus did not reach ${String(target)} within ${timeout} ms; it is on ${now ? `${now.role} "${now.name}"` : '(nothing)'}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { useState } from 'preact/hooks';
 import { api, call } from '../api.js';
 import { ErrorMessage } from '../components/form.js';
 import { formatDateTime } from '../format.js';
@@ -14,10 +15,23 @@ export const isHistory = (post: Post) => {
 
 /**
  * A published post, read-only: each channel's text as it went out (with its thread and first comment), when, and its
- * link; what was published is never rewritten (the API refuses it too), so the one action is a copy to write anew.
+ * link; what was published is never rewritten (the API refuses it too), so its action is a copy to write anew. What
+ * changes no published text stays changeable: whether it is evergreen (what recycle rules post again).
  */
-export function PublishedPost({ post }: { post: Post }) {
+export function PublishedPost({ post, onSaved }: { post: Post; onSaved: () => void }) {
   const duplicate = useAction();
+  const save = useAction();
+  const [evergreen, setEvergreen] = useState(post.isEvergreen);
+  const [saved, setSaved] = useState<string>();
+  const onSave = async (event: Event) => {
+    event.preventDefault();
+    setSaved(undefined);
+    const result = await save.run(() => call(api.PATCH('/posts/{id}', { params: { path: { id: post.id } }, body: { isEvergreen: evergreen } })));
+    if (result.ok) {
+      setSaved(result.data.message);
+      onSaved();
+    }
+  };
   const onDuplicate = async () => {
     const copied = await duplicate.run(() => call(api.POST('/posts/{id}/duplicate', { params: { path: { id: post.id } }, body: {} })));
     if (copied.ok) navigate(`/posts/${copied.data.postId}`);
@@ -54,6 +68,26 @@ export function PublishedPost({ post }: { post: Post }) {
           );
         })}
       </ul>
+      <form class="evergreen-choice" onSubmit={onSave} aria-busy={save.busy ? 'true' : undefined}>
+        <label class="checkbox">
+          <input
+            type="checkbox"
+            name="isEvergreen"
+            checked={evergreen}
+            onChange={(event) => setEvergreen(event.currentTarget.checked)}
+            aria-describedby="published-evergreen-hint"
+          />
+          Evergreen
+        </label>
+        <p class="hint" id="published-evergreen-hint">
+          Worth posting again: the workspace’s recycle rules (Recycling) post it again.
+        </p>
+        <ErrorMessage message={save.error?.message} />
+        <button type="submit" disabled={save.busy}>
+          {save.busy ? 'Saving…' : 'Save changes'}
+        </button>
+        <p role="status">{saved}</p>
+      </form>
       <ErrorMessage message={duplicate.error?.message} />
       <button type="button" class="primary" onClick={onDuplicate} disabled={duplicate.busy}>
         {duplicate.busy ? 'Duplicating…' : 'Duplicate as a new post'}

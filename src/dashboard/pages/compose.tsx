@@ -30,7 +30,7 @@ export function ComposePage({ postId }: PageProps & { postId?: string }) {
   if (history) {
     return (
       <Page title="Published post" intro="What was published is kept as it went out. To say it again or differently, duplicate it as a new draft.">
-        <PublishedPost post={history} />
+        <PublishedPost key={history.id} post={history} onSaved={() => void post.reload()} />
       </Page>
     );
   }
