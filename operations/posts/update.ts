@@ -109,14 +109,12 @@ export default defineOperation({
       const roots = schedules.filter((schedule) => schedule.threadOrder === 0);
       // What went out is history: a change that could reach no schedule would only make the post say what was never
       // published. Tags and the evergreen flag stay changeable.
-      if (roots.length > 0 && !roots.some(editable) && (change.content !== undefined || change.firstComment !== undefined || change.media !== undefined)) {
-        const gone = roots.every((root) => root.status === 'PUBLISHED' || root.status === 'PUBLISHING');
+      const gone = roots.length > 0 && roots.every((root) => root.status === 'PUBLISHED' || root.status === 'PUBLISHING');
+      if (gone && (change.content !== undefined || change.firstComment !== undefined || change.media !== undefined)) {
         return fail(
           'INVALID_STATE',
-          gone
-            ? 'This post has been published on every channel it was scheduled for, and what was published is not rewritten: make a new post ' +
-                'to say it again or differently (a signed-in member can copy it with POST /posts/{id}/duplicate). Tags and isEvergreen can still change'
-            : `No schedule of this post can take a new text, media or first comment: ${roots.map((root) => `"${root.name}" ${frozenReason(root)}`).join('; ')}`,
+          'This post has been published on every channel it was scheduled for, and what was published is not rewritten: make a new post ' +
+            'to say it again or differently (a signed-in member can copy it with POST /posts/{id}/duplicate). Tags and isEvergreen can still change',
         );
       }
       const check = (field: string, text: string, schedule: LockedSchedule, as: 'post' | 'comment' = 'post') => {
