@@ -735,7 +735,16 @@ describe('moves, timeouts and sessions', () => {
 
       fault = 'sent, answer never comes';
       const [lost] = await createPost({ content: 'Accepted, then no answer' }, [integrationId]);
-      expect((await settled([lost!.id]))[0]).toMatchObject({ status: 'PUBLISHED', retryCount: 0 });
+      let [found] = await settled([lost!.id]);
+      if (found!.status === 'SCHEDULED') {
+        // A machine so busy that the lookup itself outlasted the timeout: the schedule waits for its retry, which looks
+        // the record up again before sending anything. That retry is run now rather than in 30 s.
+        expect(found!.retryCount).toBe(1);
+        fault = undefined;
+        await sql`SELECT graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', ${lost!.id}::uuid), job_key := ${`publish-schedule:${lost!.id}`})`;
+        [found] = await settled([lost!.id]);
+      }
+      expect(found).toMatchObject({ status: 'PUBLISHED' });
       expect(await textsOf(account, 'Accepted, then no answer')).toHaveLength(1);
 
       fault = undefined;
