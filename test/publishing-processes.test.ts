@@ -9,7 +9,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectThroughForm, createAccount, postsOf, type TestAccount } from './support/bluesky.js';
 import { alive, checkout, run, stop, waitFor, type Running } from './support/processes.js';
-import { call, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
  * The publishing engine in a real `npm run worker` process, stopped the two ways a host stops it: SIGKILL (a crash,
@@ -79,13 +79,8 @@ const stateOf = async (id: string) =>
   (await sql<{ status: string; retryCount: number; platformPostId: string | null; failureReason: string | null }[]>`
     SELECT status, retry_count, platform_post_id, failure_reason FROM schedules WHERE id = ${id}`)[0]!;
 
-async function settled(id: string) {
-  for (const since = Date.now(); Date.now() - since < 30_000; await new Promise((resolve) => setTimeout(resolve, 50))) {
-    const state = await stateOf(id);
-    if (isSettled(state)) return state;
-  }
-  return stateOf(id);
-}
+/** The schedule once it is PUBLISHED or FAILED (30 s only a safety bound). */
+const settled = (id: string) => eventually(() => stateOf(id), isSettled, 30_000);
 
 const recordsOf = async (text: string) => (await postsOf(account)).filter((post) => (post.value as { text: string }).text === text);
 

@@ -413,13 +413,12 @@ describe('publishing', () => {
     await setServiceUrl('http://127.0.0.1:9');
     const [schedule] = await createPost({ content: 'Out once the PDS is back' }, [id]);
     const job = () => sql<{ runAt: Date }[]>`SELECT run_at FROM graphile_worker.jobs WHERE key = ${`publish-schedule:${schedule!.id}`}`;
-    const started = Date.now();
-    let state: ScheduleState | undefined;
-    while (Date.now() - started < 15_000) {
-      [state] = await sql<ScheduleState[]>`SELECT id, status, retry_count, failure_reason, failure_detail FROM schedules WHERE id = ${schedule!.id}`;
-      if (state!.retryCount === 1 && state!.status === 'SCHEDULED') break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // Waited for as a state (the first attempt failed and the retry is queued), the time only a safety bound.
+    const [state] = await eventually(
+      () => sql<ScheduleState[]>`SELECT id, status, retry_count, failure_reason, failure_detail FROM schedules WHERE id = ${schedule!.id}`,
+      ([row]) => row!.retryCount === 1 && row!.status === 'SCHEDULED',
+      15_000,
+    );
     // Said at once while it waits for its next attempt; a network failure has no HTTP status or platform code.
     expect(state).toMatchObject({
       status: 'SCHEDULED',
@@ -537,13 +536,11 @@ describe('publishing', () => {
 
       fault = 'rate limit';
       const [limited] = await createPost({ content: 'Sent after the rate limit' }, [integrationId]);
-      const started = Date.now();
-      let state: ScheduleState | undefined;
-      while (Date.now() - started < 15_000) {
-        [state] = await sql<ScheduleState[]>`SELECT id, status, retry_count, failure_detail FROM schedules WHERE id = ${limited!.id}`;
-        if (state!.retryCount === 1) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      const [state] = await eventually(
+        () => sql<ScheduleState[]>`SELECT id, status, retry_count, failure_detail FROM schedules WHERE id = ${limited!.id}`,
+        ([row]) => row!.retryCount === 1,
+        15_000,
+      );
       expect(state).toMatchObject({ status: 'SCHEDULED', retryCount: 1, failureDetail: { status: 429, platformCode: 'RateLimitExceeded' } });
       const [retry] = await sql<{ runAt: Date }[]>`SELECT run_at FROM graphile_worker.jobs WHERE key = ${`publish-schedule:${limited!.id}`}`;
       expect(retry!.runAt.getTime() - Date.now()).toBeGreaterThan(100_000); // Retry-After 120 s, beyond the first backoff's 30 s
@@ -725,11 +722,11 @@ describe('moves, timeouts and sessions', () => {
     try {
       fault = 'nothing sent';
       const [unsent] = await createPost({ content: 'The platform never answered' }, [integrationId]);
-      let state: ScheduleState | undefined;
-      for (const started = Date.now(); Date.now() - started < 15_000; await new Promise((resolve) => setTimeout(resolve, 50))) {
-        [state] = await sql<ScheduleState[]>`SELECT id, status, retry_count, failure_detail FROM schedules WHERE id = ${unsent!.id}`;
-        if (state!.retryCount === 1) break;
-      }
+      const [state] = await eventually(
+        () => sql<ScheduleState[]>`SELECT id, status, retry_count, failure_detail FROM schedules WHERE id = ${unsent!.id}`,
+        ([row]) => row!.retryCount === 1,
+        15_000,
+      );
       expect(state).toMatchObject({ status: 'SCHEDULED', retryCount: 1, failureDetail: { status: null, platformCode: null } });
       expect(await textsOf(account, 'The platform never answered')).toEqual([]);
 
