@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,6 +44,12 @@ function postWithHost(url: string, host: string, key: string, body: unknown) {
 }
 
 describe('MCP over Streamable HTTP', () => {
+  it('names itself with the version of package.json, as the OpenAPI document does', async () => {
+    const { version } = JSON.parse(await readFile('package.json', 'utf8'));
+    expect(client.getServerVersion()).toEqual({ name: 'postwise', version });
+    expect((await call(`${service.api}/openapi.json`)).json.info.version).toBe(version);
+  });
+
   it('lists exactly the public operations as tools, with object input and output schemas', async () => {
     const { tools } = await client.listTools();
     const doc = (await call(`${service.api}/openapi.json`)).json;
