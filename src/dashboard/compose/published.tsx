@@ -4,6 +4,7 @@ import { ErrorMessage } from '../components/form.js';
 import { formatDateTime } from '../format.js';
 import { useAction } from '../hooks.js';
 import { channelLabel } from '../platforms.js';
+import { EvergreenChoice } from './evergreen.js';
 import { navigate } from '../router.js';
 import type { Post } from './state.js';
 
@@ -69,19 +70,12 @@ export function PublishedPost({ post, onSaved }: { post: Post; onSaved: () => vo
         })}
       </ul>
       <form class="evergreen-choice" onSubmit={onSave} aria-busy={save.busy ? 'true' : undefined}>
-        <label class="checkbox">
-          <input
-            type="checkbox"
-            name="isEvergreen"
-            checked={evergreen}
-            onChange={(event) => setEvergreen(event.currentTarget.checked)}
-            aria-describedby="published-evergreen-hint"
-          />
-          Evergreen
-        </label>
-        <p class="hint" id="published-evergreen-hint">
-          Worth posting again: the workspace’s recycle rules (Recycling) post it again.
-        </p>
+        <EvergreenChoice
+          id="published-evergreen-hint"
+          checked={evergreen}
+          onChange={setEvergreen}
+          hint="Worth posting again: the workspace’s recycle rules (Recycling) post it again."
+        />
         <ErrorMessage message={save.error?.message} />
         <button type="submit" disabled={save.busy}>
           {save.busy ? 'Saving…' : 'Save changes'}

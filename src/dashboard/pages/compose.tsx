@@ -7,6 +7,7 @@ import { ChannelChoices, ChannelTexts } from '../compose/channels.js';
 import { MediaPicker } from '../compose/media.js';
 import { Outcome, Problems, SubmitError } from '../compose/outcome.js';
 import { PostPreview } from '../compose/preview.js';
+import { EvergreenChoice } from '../compose/evergreen.js';
 import { isHistory, PublishedPost } from '../compose/published.js';
 import { chosenOf, compose, createBody, hasOwnText, initialState, missing, patchBody, problems, textFor, writtenParts, type Action, type Integration, type Post } from '../compose/state.js';
 import { TagPicker } from '../compose/tags.js';
@@ -152,19 +153,12 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
         <TagPicker tags={tags} tagIds={state.tagIds} dispatch={dispatch} onTagCreated={onTagCreated} />
 
         <div class="evergreen-choice">
-          <label class="checkbox">
-            <input
-              type="checkbox"
-              name="isEvergreen"
-              checked={state.evergreen}
-              onChange={(event) => dispatch({ type: 'set', change: { evergreen: event.currentTarget.checked } })}
-              aria-describedby="compose-evergreen-hint"
-            />
-            Evergreen
-          </label>
-          <p class="hint" id="compose-evergreen-hint">
-            Worth posting again: the workspace’s recycle rules (Recycling) post it again once it has been published.
-          </p>
+          <EvergreenChoice
+            id="compose-evergreen-hint"
+            checked={state.evergreen}
+            onChange={(evergreen) => dispatch({ type: 'set', change: { evergreen } })}
+            hint="Worth posting again: the workspace’s recycle rules (Recycling) post it again once it has been published."
+          />
         </div>
 
         <WhenFields state={state} post={post} timeZone={timeZone} dispatch={dispatch} />
