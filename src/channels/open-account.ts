@@ -1,10 +1,9 @@
 import type { Sql } from '../db/index.js';
-import { platforms, PlatformError, type Platform, type PublishingAccount } from '../platforms/index.js';
+import { noDetail, platforms, PlatformError, type Platform, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { enqueueRefresh } from '../worker/queue.js';
 import { recordIntegrationEvent } from '../../operations/events/event.js';
 
-const noDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
 
 /** What opening an account reads of an integration. */
 export interface StoredIntegration {

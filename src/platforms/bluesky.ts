@@ -4,6 +4,7 @@ import { TID } from '@atproto/common-web';
 import { postLanguages } from './languages.js';
 import { BLUESKY_MAX_IMAGE_BYTES, blueskyRules } from './rules.js';
 import {
+  noDetail,
   PlatformError,
   type Connection,
   type OutgoingImage,
@@ -69,7 +70,6 @@ export function recordKey(key: PostKey): string {
 
 export const releaseUrl = (handleOrDid: string, rkey: string) => `https://bsky.app/profile/${handleOrDid}/post/${rkey}`;
 
-const noDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
 
 const CREDENTIAL_ERRORS = new Set(['InvalidToken', 'ExpiredToken', 'AuthenticationRequired', 'AccountTakedown', 'AccountDeactivated', 'AuthMissing']);
 

@@ -15,8 +15,8 @@ export const languageTags = z
   .array(
     z
       .string()
-      .refine(isValidLanguage, 'must be a well-formed BCP-47 language tag, such as en, pt-BR or zh-Hant')
-      .refine((tag) => !isValidLanguage(tag) || tags(tag).valid(), 'is not a registered language: use a tag such as en, pt-BR or zh-Hant'),
+      .refine(isValidLanguage, { message: 'must be a well-formed BCP-47 language tag, such as en, pt-BR or zh-Hant', abort: true })
+      .refine((tag) => tags(tag).valid(), 'is not a registered language: use a tag such as en, pt-BR or zh-Hant'),
   )
   .max(MAX_LANGUAGES, `at most ${MAX_LANGUAGES} language tags (Bluesky's limit)`)
   .superRefine((tags, ctx) => {

@@ -2,6 +2,7 @@ import * as oauth from 'oauth4webapi';
 import type { LinkedInConfig } from '../process/config.js';
 import { LINKEDIN_HASHTAG, LINKEDIN_IMAGE_TYPES, linkedinRules } from './rules.js';
 import {
+  noDetail,
   PlatformError,
   type AccountChoice,
   type ConnectionFailure,
@@ -57,7 +58,6 @@ export function toLittleText(text: string): string {
 
 export const releaseUrl = (urn: string) => `https://www.linkedin.com/feed/update/${urn}/`;
 
-const noDetail: FailureDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
 
 /** The authorization server as oauth4webapi takes it, from LINKEDIN_AUTH_URL (issuer as in LinkedIn's discovery document). */
 function authorizationServer(config: LinkedInConfig): oauth.AuthorizationServer {

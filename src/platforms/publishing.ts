@@ -190,6 +190,9 @@ export interface FailureDetail {
   raw: unknown;
 }
 
+/** The detail of a failure the platform had no say in (nothing was sent, or this service decided). */
+export const noDetail: FailureDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
+
 /** How a `credentials` failure leaves the channel: its tokenStatus and connectionErrorCode. */
 export interface ConnectionFailure {
   tokenStatus: 'EXPIRED' | 'REVOKED';

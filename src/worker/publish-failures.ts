@@ -1,5 +1,5 @@
 import { markConnectionFailed } from '../channels/open-account.js';
-import { PlatformError, type FailureDetail } from '../platforms/index.js';
+import { noDetail, PlatformError, type FailureDetail } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { changeSchedules } from '../../operations/events/event.js';
 import { requeuePublish } from './queue.js';
@@ -96,7 +96,6 @@ export async function commentRefused(app: AppContext, schedule: FailingSchedule,
   };
 }
 
-export const noDetail: FailureDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };
 
 /** failureDetail as the Schedule declares it: `raw` (the platform's answer, often an object) as a JSON string. */
 export const storedDetail = (detail: FailureDetail): FailureDetail => ({

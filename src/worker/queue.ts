@@ -77,7 +77,7 @@ export async function requeuePublish(tx: Sql, scheduleIds: string[], delayMs = 0
 export const cancelPublish = (tx: Sql, scheduleIds: string[]): Promise<void> => removeJobs(tx, TASK.publishSchedule, scheduleIds);
 
 /** How long before expiry a token is refreshed: a week, or half its remaining life when that is shorter. */
-export const refreshAt = (expiresAt: Date, now = Date.now()): Date =>
+const refreshAt = (expiresAt: Date, now = Date.now()): Date =>
   new Date(Math.max(now, expiresAt.getTime() - Math.min(7 * 86_400_000, (expiresAt.getTime() - now) / 2)));
 
 /** Queues (or moves) the refresh of `integrationId`'s token, in the transaction that stored the token. */

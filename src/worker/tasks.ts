@@ -13,7 +13,7 @@ import uploadExpiry from './upload-expiry.js';
 import warnExpiringTokens from './warn-expiring-tokens.js';
 
 /** Every task of the worker, each in the file named by its id (src/worker/<id>.ts); jobs are queued by ./queue.ts. */
-export const TASKS = [
+const TASKS = [
   publishSchedule,
   refreshCredentials,
   mediaVariants,
