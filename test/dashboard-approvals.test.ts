@@ -102,7 +102,9 @@ test('a key made to require approval on the Developer API page; its post rejecte
   await ws.admin('updateWorkspaceSettings', { postsNeedApproval: false });
   await page.goto('/settings/api-keys');
   await page.getByRole('heading', { name: 'Developer API', level: 1 }).waitFor();
-  await tabTo(page, 'Name');
+  await tabTo(page, 'Create a key');
+  await page.keyboard.press('Enter');
+  await waitForFocus(page.getByLabel('Name', { exact: true }));
   await page.keyboard.type('Agent');
   await tabTo(page, 'Posts need approval');
   await page.keyboard.press('Space');

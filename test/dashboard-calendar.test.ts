@@ -190,6 +190,9 @@ describe('views', () => {
     const page = await signedIn();
     await openCalendar(page, 'month', base);
     await entry(page, 'launch').waitFor();
+    // The filters are folded while none is on, so that the month comes first.
+    await tabTo(page, 'Filters');
+    await page.keyboard.press('Enter');
     await tabTo(page, 'LinkedIn');
     await page.keyboard.press('Space');
     await page.waitForURL(`**/calendar?view=month&date=${base}&platforms=LINKEDIN`);

@@ -5,7 +5,7 @@ import { dayOf } from '../src/dashboard/zoned-time.js';
 import { blueskyFacets } from '../src/platforms/facets.js';
 import { rules, utf8Length } from '../src/platforms/rules.js';
 import { connectThroughForm, createAccount, postsOf, type TestAccount } from './support/bluesky.js';
-import { checkAccessibility, dragTo, launchBrowser, newPage, openCalendar, pageErrors, screenshot, signedInOwner, signIn, tabTo, waitForFocus } from './support/browser.js';
+import { checkAccessibility, dragTo, launchBrowser, newPage, openCalendar, pageErrors, PHONE, screenshot, signedInOwner, signIn, tabTo, waitForFocus } from './support/browser.js';
 import { photo } from './support/images.js';
 import { startFakeLinkedIn, type FakeLinkedIn } from './support/linkedin.js';
 import { connectLinkedIn, startServiceWithLinkedIn } from './support/linkedin-browser.js';
@@ -160,7 +160,7 @@ test('a post to Bluesky and LinkedIn with two images and alt text: counters, upl
   const outcome = page.getByRole('status').filter({ hasText: 'Scheduled.' });
   await outcome.waitFor();
   // 10:30 in Paris in January is 09:30 UTC.
-  await outcome.getByText(new RegExp(`^${sky.name} \\(Bluesky\\): Scheduled, \\w{3}, 15 Jan ${JANUARY.slice(0, 4)}, 10:30 \\(Europe/Paris\\)$`)).waitFor();
+  await outcome.getByText(new RegExp(`^${sky.name} \\(Bluesky\\): Scheduled, \\w{3}, Jan 15, ${JANUARY.slice(0, 4)}, 10:30\\sAM \\(Europe/Paris\\)$`)).waitFor();
   const href = await outcome.getByRole('link', { name: 'Open the post' }).getAttribute('href');
   scheduledPostId = href!.split('/').pop()!;
   const post = (await call(`${service.api}/posts/${scheduledPostId}`, { key: ws.apiKey })).json;
@@ -237,6 +237,7 @@ test('published now to Bluesky: the composer follows it to PUBLISHED, and the PD
   await page.getByRole('checkbox', { name: `${sky.name} (Bluesky)`, exact: true }).check();
   const text = `Live now: see https://example.com/now #launch ${Date.now()}`;
   await page.getByLabel('Text', { exact: true }).fill(text);
+  await page.getByRole('button', { name: 'Add a first comment' }).click();
   await page.getByLabel('First comment').fill('Questions welcome below');
   await page.getByRole('article', { name: `Preview on Bluesky: ${sky.name}` }).getByText('First comment').waitFor();
   await page.getByLabel('Publish now').check();
@@ -327,6 +328,7 @@ test('a spent quota is said with the API’s message, and the text, channels and
     await page.getByRole('checkbox', { name: `${inn.name} (LinkedIn)`, exact: true }).check();
     const text = 'A post the quota refuses';
     await page.getByLabel('Text', { exact: true }).fill(text);
+    await page.getByRole('button', { name: 'Add a first comment' }).click();
     await page.getByLabel('First comment').fill('and its comment');
     await page.getByRole('button', { name: 'Schedule at the next free slot' }).click();
     const alert = page.getByRole('alert').filter({ hasText: 'The monthly post quota is spent.' });
@@ -361,6 +363,7 @@ test('no subscription: the API’s PAYMENT_REQUIRED is said, the thread and comm
     await page.getByLabel('Text', { exact: true }).fill(text);
     await page.getByRole('button', { name: 'Add a thread part' }).click();
     await page.getByLabel('Thread part 2').fill('and its second part');
+    await page.getByRole('button', { name: 'Add a first comment' }).click();
     await page.getByLabel('First comment').fill('with a comment');
     await page.getByLabel('Publish now').check();
     await page.getByRole('button', { name: 'Publish now' }).click();
@@ -508,7 +511,7 @@ test('the composer at a phone’s width: nothing wider than the screen, no serio
   // LinkedIn has no threads: said before anything is sent, as the API would refuse it.
   await phone.getByRole('button', { name: 'Schedule at the next free slot' }).click();
   await phone.getByRole('alert').getByText(`rows[0].thread for "${inn.name}" (LINKEDIN): LinkedIn has no threads`, { exact: false }).waitFor();
-  expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+  expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
   await screenshot(phone, 'compose-phone');
   await checkAccessibility(phone, 'the composer at a phone’s width');
   expect(pageErrors(phone)).toEqual([]);
@@ -526,6 +529,9 @@ test('by keyboard alone: a post composed, a tag created, scheduled at the next f
   await tabTo(page, page.getByRole('textbox', { name: 'Text', exact: true }));
   await page.keyboard.type('Typed by keyboard #a11y');
   await counter(inn.name).getByText('23 / 3,000 characters', { exact: false }).waitFor();
+  // Tags are folded until asked for: the button opens them and the focus goes into them.
+  await tabTo(page, 'Add tags');
+  await page.keyboard.press('Enter');
   await tabTo(page, 'New tag');
   await page.keyboard.type('Accessibility');
   await page.keyboard.press('Enter');
@@ -539,7 +545,7 @@ test('by keyboard alone: a post composed, a tag created, scheduled at the next f
   const postId = (await outcome.getByRole('link', { name: 'Open the post' }).getAttribute('href'))!.split('/').pop()!;
   const post = (await call(`${service.api}/posts/${postId}`, { key: ws.apiKey })).json;
   const slot = post.schedules[0].scheduledAt as string;
-  const local = new Intl.DateTimeFormat('en-GB', { timeZone: ZONE, weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(slot));
+  const local = new Intl.DateTimeFormat('en-US', { timeZone: ZONE, weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: 'numeric', minute: '2-digit' }).format(new Date(slot));
   await outcome.getByText(`${inn.name} (LinkedIn): Scheduled, ${local} (Europe/Paris)`).waitFor();
   expect(post.tags.map((tag: { name: string }) => tag.name)).toEqual(['Accessibility']);
   await screenshot(page, 'compose-keyboard-scheduled');

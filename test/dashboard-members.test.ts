@@ -34,7 +34,9 @@ test('the owner invites someone by keyboard alone; the one-time link is shown to
   await owner.getByRole('heading', { name: 'Members', level: 1 }).waitFor();
   await owner.getByRole('row', { name: /Ada Lovelace/ }).waitFor();
 
-  await tabTo(owner, 'Email');
+  await tabTo(owner, 'Invite someone');
+  await owner.keyboard.press('Enter');
+  await waitForFocus(owner.getByLabel('Email', { exact: true }));
   await owner.keyboard.type(EMAIL);
   await tabTo(owner, 'Invite');
   await owner.keyboard.press('Enter');
@@ -77,6 +79,7 @@ test('the invited person accepts in a browser of their own (keyboard only), is s
 
   // Their own key, made on the Developer API page.
   await member.goto('/settings/api-keys');
+  await member.getByRole('button', { name: 'Create a key' }).click();
   await member.getByLabel('Name', { exact: true }).fill('Grace’s script');
   await member.getByRole('button', { name: 'Create key' }).click();
   const field = member.getByLabel('API key “Grace’s script”');

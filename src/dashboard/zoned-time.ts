@@ -127,11 +127,9 @@ export function formatInZone(instant: string, timeZone: string, options: Intl.Da
   return new Intl.DateTimeFormat(undefined, { ...options, timeZone }).format(new Date(instant));
 }
 
-/** An instant with its weekday, on a 24-hour clock, as the composer says where a post went: `Tue, 1 Dec 2026, 09:00`. */
+/** An instant with its weekday, as the composer says where a post went: "Tue, Dec 1, 2026, 9:00 AM" (in the browser's locale). */
 export const formatSlotInZone = (instant: string, timeZone: string) =>
-  new Intl.DateTimeFormat('en-GB', { timeZone, weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(
-    new Date(instant),
-  );
+  formatInZone(instant, timeZone, { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: 'numeric', minute: '2-digit' });
 
 /** The time only, in the workspace's time zone: "9:30 AM". */
 export const formatTimeInZone = (instant: string, timeZone: string) => formatInZone(instant, timeZone, { timeStyle: 'short' });

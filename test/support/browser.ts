@@ -42,10 +42,10 @@ export async function launchBrowser(): Promise<Browser> {
 
 export const DESKTOP = { width: 1280, height: 800 } as const;
 /** A small phone's width, where the pages must still be readable and usable. */
-export const PHONE = { width: 360, height: 740 } as const;
+export const PHONE = { width: 390, height: 844 } as const;
 
 export interface PageOptions {
-  /** `desktop` (1280 x 800, the default) or `phone` (360 x 740, touch, a mobile viewport). */
+  /** `desktop` (1280 x 800, the default) or `phone` (390 x 844, touch, a mobile viewport). */
   size?: 'desktop' | 'phone';
   /** Relative URLs given to page.goto are resolved against it (the service's base). */
   baseURL?: string;
@@ -387,4 +387,52 @@ export async function dragTo(page: Page, source: Locator, target: Locator) {
   await page.mouse.down();
   await page.mouse.move(to.x + to.width / 2, to.y + Math.min(to.height / 2, 20), { steps: 8 });
   await page.mouse.up();
+}
+
+/**
+ * Words the page shows split across two lines ("Revok/e"), each with where it is: every visible text, word by word
+ * (a word may end with a hyphen, where a line may break). Addresses (`code.url`) break only between their parts,
+ * which are separate text nodes, so they are measured part by part too.
+ */
+export async function brokenWords(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const found: string[] = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const parent = node.parentElement;
+      if (!parent || parent.closest('.visually-hidden, script, style, option, select, textarea, [hidden], dialog:not([open])')) continue;
+      const text = node.textContent ?? '';
+      for (const match of text.matchAll(/[^\s-]+-?/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set([...range.getClientRects()].filter((rect) => rect.width > 0).map((rect) => Math.round(rect.top)));
+        if (lines.size > 1) found.push(`"${match[0]}" in <${parent.tagName.toLowerCase()} class="${parent.className}">`);
+      }
+    }
+    return found;
+  });
+}
+
+/** The page's labels (navigation, buttons, table headings, badges, tags) that take more than one line; a calendar entry is a card, not a label. */
+export async function labelsOnTwoLines(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const found: string[] = [];
+    for (const element of document.querySelectorAll<HTMLElement>('nav a, button:not(.entry-button), thead th, .badge, .tag, .status-badge')) {
+      if (element.closest('.visually-hidden, [hidden], dialog:not([open])') || !element.getClientRects().length) continue;
+      // The lines its words sit on (text only: an icon beside them sits a little lower), told apart by 8 px or more.
+      const tops: number[] = [];
+      const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (!node.textContent?.trim() || node.parentElement?.closest('.visually-hidden')) continue;
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        for (const rect of range.getClientRects()) if (rect.width > 1) tops.push(rect.top);
+      }
+      tops.sort((a, b) => a - b);
+      const lines = tops.filter((top, index) => index === 0 || top - tops[index - 1]! >= 8).length;
+      if (lines > 1) found.push(`${element.tagName.toLowerCase()} "${element.innerText.trim()}"`);
+    }
+    return found;
+  });
 }

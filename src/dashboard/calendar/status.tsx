@@ -48,7 +48,8 @@ export function StatusLegend() {
         <li key={status}>
           <span class={`status-swatch status-${status.toLowerCase()}`} aria-hidden="true" />
           <span>
-            <strong>{STATUS_LABELS[status]}</strong>: {STATUS_MEANINGS[status]}
+            {STATUS_LABELS[status]}
+            <span class="visually-hidden">: {STATUS_MEANINGS[status]}</span>
           </span>
         </li>
       ))}

@@ -43,7 +43,10 @@ export function ChannelChoices({ channels, post, selected, timeZone, dispatch }:
                 <Avatar name={channel.name} image={channel.image} class="avatar small" size={28} />
                 {channelLabel(channel)}
               </label>
-              {channel.tokenStatus !== 'VALID' && channel.tokenStatus !== 'EXPIRING' && <span class="hint"> not connected: its posts fail until it is (see Channels)</span>}
+              {channel.tokenStatus !== 'VALID' && channel.tokenStatus !== 'EXPIRING' && <span class="hint">
+                  {' '}
+                  Not connected<span class="visually-hidden">: its posts fail until it is (see Channels)</span>
+                </span>}
             </li>
           ))}
         </ul>

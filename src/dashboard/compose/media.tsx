@@ -1,3 +1,5 @@
+import { ImagePlus } from 'lucide';
+import { Icon } from '../components/icon.js';
 import { useState } from 'preact/hooks';
 import { formatBytes, formatNumber } from '../format.js';
 import { rules } from '../platforms.js';
@@ -43,7 +45,7 @@ export function MediaPicker({ media, dispatch, chosen }: { media: MediaItem[]; d
   const platforms = [...new Set(chosen.map((channel) => channel.platform))];
   return (
     <fieldset class="media">
-      <legend>Images</legend>
+      <legend class="visually-hidden">Images</legend>
       <div
         class={dragging ? 'dropzone dragging' : 'dropzone'}
         onDragOver={(event) => {
@@ -57,12 +59,9 @@ export function MediaPicker({ media, dispatch, chosen }: { media: MediaItem[]; d
           add(event.dataTransfer?.files ?? null);
         }}
       >
-        <label for="compose-files">Add images</label>
-        <p class="hint" id="compose-files-hint">
-          Drop images here, or choose them: JPEG, PNG, WebP or GIF, up to {formatBytes(MAX_UPLOAD_BYTES)} each.
-        </p>
         <input
           id="compose-files"
+          class="file-input"
           type="file"
           multiple
           accept={UPLOAD_IMAGE_TYPES.join(',')}
@@ -72,13 +71,20 @@ export function MediaPicker({ media, dispatch, chosen }: { media: MediaItem[]; d
             event.currentTarget.value = '';
           }}
         />
+        <label for="compose-files" class="file-button">
+          <Icon icon={ImagePlus} />
+          Add images
+        </label>
+        <p class="hint" id="compose-files-hint">
+          or drop them here (JPEG, PNG, WebP, GIF; {formatBytes(MAX_UPLOAD_BYTES)} each)
+        </p>
       </div>
       {refused.map((refusal) => (
         <p key={refusal} class="error" role="alert">
           {refusal}
         </p>
       ))}
-      {platforms.length > 0 && (
+      {platforms.length > 0 && media.length > 0 && (
         <ul class="media-rules">
           {platforms.map((platform) => {
             const { label, limits } = rules[platform];

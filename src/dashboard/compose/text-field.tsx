@@ -1,4 +1,4 @@
-import { useId } from 'preact/hooks';
+import { useEffect, useId, useRef } from 'preact/hooks';
 import { counterState, type CounterSpec } from './state.js';
 
 /**
@@ -6,8 +6,13 @@ import { counterState, type CounterSpec } from './state.js';
  * API checks with). A counter warns from 90 % of the limit and turns into an error the moment the text passes it; a
  * polite live region says so when it changes state (not at every key).
  */
-export function TextArea({ label, value, onInput, rows, hint, optional, counters }: { label: string; value: string; onInput: (value: string) => void; rows: number; hint?: string; optional?: boolean; counters: CounterSpec[] }) {
+export function TextArea({ label, value, onInput, rows, hint, optional, counters, focusOnMount }: { label: string; value: string; onInput: (value: string) => void; rows: number; hint?: string; optional?: boolean; counters: CounterSpec[]; focusOnMount?: boolean }) {
   const id = useId();
+  const field = useRef<HTMLTextAreaElement>(null);
+  // Opened by a button ("Add a first comment"): the keyboard goes where the writing is.
+  useEffect(() => {
+    if (focusOnMount) field.current?.focus();
+  }, []);
   const states = counters.map((counter) => counterState(counter));
   const over = states.some((state) => state.tone === 'over');
   const announcement = states
@@ -26,6 +31,7 @@ export function TextArea({ label, value, onInput, rows, hint, optional, counters
         </p>
       )}
       <textarea
+        ref={field}
         id={id}
         class="compose-text"
         rows={rows}

@@ -1,4 +1,6 @@
+import { ListPlus } from 'lucide';
 import { STATUS_LABELS } from '../calendar/status.js';
+import { Icon } from '../components/icon.js';
 import { listed, platformsWhere, rules } from '../platforms.js';
 import { isEditable, MAX_THREAD_PARTS, partsAt, type Channel, type Dispatch, type Post } from './state.js';
 import { countersOf, TextArea } from './text-field.js';
@@ -11,8 +13,20 @@ export function ThreadFields({ thread, post, chosen, dispatch }: { thread: strin
   const field = (index: number, part: string, channels: Channel[]) => (
     <TextArea label={`Thread part ${index + 2}`} value={part} onInput={(value) => dispatch({ type: 'part', index, value })} rows={3} counters={countersOf(channels, part)} />
   );
+  // Folded until used: a new post offers its button; a post without parts has nothing to show.
+  if (!thread.length) {
+    return post ? null : (
+      <span>
+        <button type="button" class="compose-adder" onClick={() => dispatch({ type: 'addPart' })} aria-describedby="thread-hint">
+          <Icon icon={ListPlus} />
+          Add a thread part
+        </button>
+        <span class="visually-hidden" id="thread-hint">{`Replies published under the post, in order: ${whoHasThreads()}.`}</span>
+      </span>
+    );
+  }
   return (
-    <fieldset>
+    <fieldset class="compose-section">
       <legend>Thread</legend>
       {post ? (
         thread.length ? (
@@ -31,9 +45,7 @@ export function ThreadFields({ thread, post, chosen, dispatch }: { thread: strin
               );
             })}
           </>
-        ) : (
-          <p class="hint">No thread parts. Parts are added when a post is written.</p>
-        )
+        ) : null
       ) : (
         <>
           <p class="hint">{`Replies published under the post, in order: ${whoHasThreads()}.`}</p>

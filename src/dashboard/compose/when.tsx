@@ -40,7 +40,7 @@ export function WhenFields({ state, post, timeZone, dispatch }: { state: Pick<Co
           </label>
         </div>
       )}
-      {action === 'NEXT_WINDOW' && <p class="hint">The earliest free slot of the workspace’s posting windows, per channel; the answer says which.</p>}
+      {action === 'NEXT_WINDOW' && <p class="hint">The earliest free slot of the posting windows, for each channel.</p>}
     </fieldset>
   );
 }

@@ -1,6 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, call, errorFor, formError, type Schema } from '../api.js';
 import { CopyField } from '../components/copy-field.js';
+import { Adder } from '../components/adder.js';
 import { Dialog } from '../components/dialog.js';
 import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
 import { Loading, Page, refocusIfLost, type PageProps } from '../components/page.js';
@@ -51,27 +52,34 @@ export function ApiKeysPage(_props: PageProps) {
 
   return (
     <Page title="Developer API" intro="Programs and AI agents use this workspace with an API key, over REST or MCP. A key acts as the member who created it.">
-      <Connecting apiKey={created?.key} />
-      <section aria-labelledby="create-key">
-        <h2 id="create-key">Create a key</h2>
-        {created ? (
-          <NewKey created={created} onDone={() => setCreated(undefined)} />
-        ) : (
-          <CreateKeyForm
-            onCreated={async (key) => {
-              setCreated(key);
-              await keys.reload();
-            }}
-          />
-        )}
-      </section>
       <section aria-labelledby="keys">
         <h2 id="keys">Keys</h2>
+        <Adder label="Create a key">
+          {(close) =>
+            created ? (
+              <NewKey
+                created={created}
+                onDone={() => {
+                  setCreated(undefined);
+                  close();
+                }}
+              />
+            ) : (
+              <CreateKeyForm
+                onCreated={async (key) => {
+                  setCreated(key);
+                  await keys.reload();
+                }}
+              />
+            )
+          }
+        </Adder>
         <ErrorMessage message={keys.error?.message} />
         {!keys.data && !keys.error && <Loading what="the keys" />}
         {keys.data && <Table caption="API keys of the workspace, newest first" columns={columns} rows={keys.data.items} rowKey={(key) => key.id} empty="No keys yet." />}
         {keys.data?.nextCursor && <p class="hint">Showing the newest 100 keys.</p>}
       </section>
+      <Connecting apiKey={created?.key} />
       <Dialog
         open={!!revoking}
         title={`Revoke the key “${revoking?.name ?? ''}”?`}

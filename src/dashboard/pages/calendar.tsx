@@ -18,7 +18,10 @@ import {
   timeOf,
   zoneName,
 } from '../zoned-time.js';
+import { ChevronLeft, ChevronRight } from 'lucide';
 import { ErrorMessage } from '../components/form.js';
+import { FilterPanel } from '../components/filter-panel.js';
+import { Icon } from '../components/icon.js';
 import { Loading, Page, type PageProps } from '../components/page.js';
 import { useLoad } from '../hooks.js';
 import { navigate, useLocation } from '../router.js';
@@ -36,7 +39,7 @@ export function CalendarPage(_props: PageProps) {
   const workspace = useLoad(() => call(api.GET('/workspace')));
   const timeZone = workspace.data?.timeZone;
   return (
-    <Page title="Calendar" intro="Every scheduled post, in the workspace’s time zone. Drag an entry to another day or hour to move it, or open it to move, retry or delete it.">
+    <Page title="Calendar" intro="Drag an entry to another day or hour to move it; open it to move, retry or delete it.">
       <ErrorMessage message={workspace.error?.message} />
       {!timeZone && !workspace.error && <Loading what="the calendar" />}
       {timeZone && <Calendar timeZone={timeZone} />}
@@ -196,6 +199,22 @@ function Calendar({ timeZone }: { timeZone: string }) {
   return (
     <>
       <div class="calendar-toolbar">
+        <h2 id="calendar-period" tabIndex={-1} aria-busy={loading ? 'true' : undefined}>
+          {period}
+        </h2>
+        <nav aria-label={`Calendar ${unit}s`} class="period-switch">
+          <a href={calendarUrl(view, previous, filters)} onClick={followInApp} class="icon-link">
+            <Icon icon={ChevronLeft} />
+            <span class="visually-hidden">Previous {unit}</span>
+          </a>
+          <a href={calendarUrl(view, today, filters)} onClick={followInApp}>
+            Today
+          </a>
+          <a href={calendarUrl(view, next, filters)} onClick={followInApp} class="icon-link">
+            <Icon icon={ChevronRight} />
+            <span class="visually-hidden">Next {unit}</span>
+          </a>
+        </nav>
         <nav aria-label="Calendar views" class="view-switch">
           <ul>
             {VIEWS.map((item) => (
@@ -207,26 +226,16 @@ function Calendar({ timeZone }: { timeZone: string }) {
             ))}
           </ul>
         </nav>
-        <nav aria-label={`Calendar ${unit}s`} class="period-switch">
-          <a href={calendarUrl(view, previous, filters)} onClick={followInApp}>
-            <span aria-hidden="true">← </span>Previous {unit}
-          </a>
-          <a href={calendarUrl(view, today, filters)} onClick={followInApp}>
-            Today
-          </a>
-          <a href={calendarUrl(view, next, filters)} onClick={followInApp}>
-            Next {unit}<span aria-hidden="true"> →</span>
-          </a>
-        </nav>
       </div>
-      <h2 id="calendar-period" tabIndex={-1} aria-busy={loading ? 'true' : undefined}>
-        {period}
-      </h2>
-      <p class="hint">
-        Times are in the workspace’s time zone, {timeZone} ({zoneName(timeZone)}). The calendar updates itself every few seconds.
-      </p>
-      <StatusLegend />
-      <CalendarFilterForm filters={filters} onChange={(next) => navigate(calendarUrl(view, date, next))} />
+      <div class="calendar-meta">
+        <p class="hint">
+          Times are in the workspace’s time zone, {timeZone} ({zoneName(timeZone)}). The calendar updates itself every few seconds.
+        </p>
+        <StatusLegend />
+      </div>
+      <FilterPanel active={filters.platforms.length + filters.statuses.length} openWhenWide={false}>
+        <CalendarFilterForm filters={filters} onChange={(next) => navigate(calendarUrl(view, date, next))} />
+      </FilterPanel>
       <p class="calendar-announcement" role="status">
         {announcement}
       </p>
@@ -275,8 +284,9 @@ function CalendarFilterForm({ filters, onChange }: { filters: CalendarFilters; o
   const toggle = <T,>(list: T[], value: T, on: boolean) => (on ? [...list.filter((item) => item !== value), value] : list.filter((item) => item !== value));
   return (
     <div class="calendar-filters">
+      <p class="hint">None ticked shows them all.</p>
       <fieldset>
-        <legend>Only these platforms (all when none is ticked)</legend>
+        <legend>Platforms</legend>
         {PLATFORMS.map((platform) => (
           <label key={platform} class="checkbox">
             <input
@@ -290,7 +300,7 @@ function CalendarFilterForm({ filters, onChange }: { filters: CalendarFilters; o
         ))}
       </fieldset>
       <fieldset>
-        <legend>Only these statuses (all when none is ticked)</legend>
+        <legend>Statuses</legend>
         {STATUSES.map((status) => (
           <label key={status} class="checkbox">
             <input

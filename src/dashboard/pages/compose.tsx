@@ -15,8 +15,10 @@ import { countersOf, TextArea } from '../compose/text-field.js';
 import { ThreadFields } from '../compose/thread.js';
 import { submitLabel, WhenFields } from '../compose/when.js';
 import { useAction, useLoad } from '../hooks.js';
+import { MessageSquarePlus, Tag } from 'lucide';
+import { Icon } from '../components/icon.js';
 
-type Tag = Schema<'Tag'>;
+type TagItem = Schema<'Tag'>;
 
 /** The composer: `/compose` for a new post, `/posts/{id}` to change one (GET, then PATCH /posts/{id}). */
 export function ComposePage({ postId }: PageProps & { postId?: string }) {
@@ -60,8 +62,8 @@ export function ComposePage({ postId }: PageProps & { postId?: string }) {
 
 interface ComposerProps {
   channels: Integration[];
-  tags: Tag[];
-  onTagCreated: (tag: Tag) => void;
+  tags: TagItem[];
+  onTagCreated: (tag: TagItem) => void;
   timeZone: string;
   post: Post | undefined;
   onSaved: () => void;
@@ -77,6 +79,8 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
   const [done, setDone] = useState<{ postId: string; message: string; action: Action } | undefined>();
   const submit = useAction();
   const idempotencyKey = useRef<string | undefined>(undefined);
+  const [commentOpen, setCommentOpen] = useState(false);
+  const [tagsOpen, setTagsOpen] = useState(false);
 
   const chosen = chosenOf(state, channels);
   const blocking = [...missing(state, chosen, { editing, timeZone }), ...problems(state, chosen, post)];
@@ -120,6 +124,8 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
 
   const { content, firstComment } = state;
   const parts = writtenParts(state);
+  const showComment = commentOpen || !!firstComment;
+  const showTags = tagsOpen || state.tagIds.length > 0;
   return (
     <div class="composer">
       <form ref={form} class="compose-form" onSubmit={onSubmit} aria-busy={submit.busy ? 'true' : undefined} noValidate>
@@ -129,43 +135,65 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
           label="Text"
           value={content}
           onInput={(value) => dispatch({ type: 'set', change: { content: value } })}
-          rows={6}
+          rows={4}
           hint={chosen.length > 1 ? 'Published on every channel that has no text of its own.' : undefined}
           counters={countersOf(chosen.filter((channel) => !hasOwnText(state, channel.id)), content)}
         />
 
         <ChannelTexts chosen={chosen} state={state} dispatch={dispatch} />
 
-        <ThreadFields thread={state.thread} post={post} chosen={chosen} dispatch={dispatch} />
-
-        <TextArea
-          label="First comment"
-          optional
-          value={firstComment}
-          onInput={(value) => dispatch({ type: 'set', change: { firstComment: value } })}
-          rows={3}
-          hint="Published as the first reply under the post, on every channel."
-          counters={firstComment ? countersOf(chosen, firstComment, 'comment') : []}
-        />
-
         <MediaPicker media={state.media} dispatch={dispatch} chosen={chosen} />
 
-        <TagPicker tags={tags} tagIds={state.tagIds} dispatch={dispatch} onTagCreated={onTagCreated} />
-
-        <div class="evergreen-choice">
-          <EvergreenChoice
-            id="compose-evergreen-hint"
-            checked={state.evergreen}
-            onChange={(evergreen) => dispatch({ type: 'set', change: { evergreen } })}
-            hint="Worth posting again: the workspace’s recycle rules (Recycling) post it again once it has been published."
-          />
+        {/* What a post may also have, folded until used: the parts in use first, then the buttons that add the others. */}
+        <div class="compose-extras">
+          <ThreadFields thread={state.thread} post={post} chosen={chosen} dispatch={dispatch} />
+          {showComment && (
+            <TextArea
+              label="First comment"
+              optional
+              value={firstComment}
+              onInput={(value) => dispatch({ type: 'set', change: { firstComment: value } })}
+              rows={3}
+              hint="Published as the first reply under the post, on every channel."
+              counters={firstComment ? countersOf(chosen, firstComment, 'comment') : []}
+              focusOnMount={!firstComment}
+            />
+          )}
+          {showTags && <TagPicker tags={tags} tagIds={state.tagIds} dispatch={dispatch} onTagCreated={onTagCreated} />}
+          {!showComment && (
+            <button type="button" class="compose-adder" onClick={() => setCommentOpen(true)}>
+              <Icon icon={MessageSquarePlus} />
+              Add a first comment
+            </button>
+          )}
+          {!showTags && (
+            <button
+              type="button"
+              class="compose-adder"
+              onClick={() => {
+                setTagsOpen(true);
+                requestAnimationFrame(() => form.current?.querySelector<HTMLElement>('.tags input')?.focus());
+              }}
+            >
+              <Icon icon={Tag} />
+              Add tags
+            </button>
+          )}
+          <div class="evergreen-choice">
+            <EvergreenChoice
+              id="compose-evergreen-hint"
+              checked={state.evergreen}
+              onChange={(evergreen) => dispatch({ type: 'set', change: { evergreen } })}
+              hint="Worth posting again: the workspace’s recycle rules (Recycling) post it again once it has been published."
+            />
+          </div>
         </div>
 
         <WhenFields state={state} post={post} timeZone={timeZone} dispatch={dispatch} />
 
         <Problems problems={problemsShown} focusRef={summary} />
         {submit.error && <SubmitError error={submit.error} />}
-        <div class="actions">
+        <div class="actions compose-actions">
           <button type="submit" class="primary" disabled={submit.busy} aria-busy={submit.busy ? 'true' : undefined}>
             {submit.busy ? 'Saving…' : submitLabel(state.action, editing)}
           </button>

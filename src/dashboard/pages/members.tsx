@@ -1,6 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, call, errorFor, formError, type Schema } from '../api.js';
 import { CopyField } from '../components/copy-field.js';
+import { Adder } from '../components/adder.js';
 import { Dialog } from '../components/dialog.js';
 import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
 import { Loading, Page, refocusIfLost, type PageProps } from '../components/page.js';
@@ -89,13 +90,9 @@ export function MembersPage({ session }: PageProps) {
         {members.data && <Table caption="Members of the workspace" columns={memberColumns} rows={members.data.items} rowKey={(member) => member.userId} />}
       </section>
 
-      <section aria-labelledby="invite">
-        <h2 id="invite">Invite someone</h2>
-        {owner ? <InviteForm onInvited={() => invitations.reload()} /> : <p>Only the workspace's owner can invite and remove members.</p>}
-      </section>
-
       <section aria-labelledby="invitations">
         <h2 id="invitations">Pending invitations</h2>
+        {owner ? <Adder label="Invite someone">{() => <InviteForm onInvited={() => invitations.reload()} />}</Adder> : <p>Only the workspace's owner can invite and remove members.</p>}
         <ErrorMessage message={invitations.error?.message} />
         {!invitations.data && !invitations.error && <Loading what="the invitations" />}
         {invitations.data && (

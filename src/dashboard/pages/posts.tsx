@@ -5,6 +5,7 @@ import { ApprovalBadge, excerpt, STATUS_LABELS, STATUSES, StatusBadge, type Sche
 import { platformLabel, PLATFORMS, type Platform } from '../platforms.js';
 import { formatInZone, isDay } from '../zoned-time.js';
 import { ErrorMessage, Field } from '../components/form.js';
+import { FilterPanel } from '../components/filter-panel.js';
 import { Loading, Page, type PageProps } from '../components/page.js';
 import { Table, type Column } from '../components/table.js';
 import { formatNumber } from '../format.js';
@@ -93,16 +94,20 @@ export function PostsPage(_props: PageProps) {
   const info = shown?.pageInfo;
 
   return (
-    <Page title="Posts" intro="Every post of the workspace, newest first. Filter them; the address keeps the filters, so a filtered view can be shared.">
+    <Page title="Posts" intro="Every post of the workspace, newest first. The address keeps the filters, so a filtered view can be shared.">
       <section aria-labelledby="filters">
         <h2 id="filters" class="visually-hidden">
           Filters
         </h2>
-        <FilterForm key={search} filters={filters} tags={tags.data?.items ?? []} timeZone={timeZone} />
+        <FilterPanel active={filters.status.length + filters.platform.length + filters.tagIds.length + (filters.dateFrom ? 1 : 0) + (filters.dateTo ? 1 : 0) + (filters.search.trim() ? 1 : 0)}>
+          <FilterForm key={search} filters={filters} tags={tags.data?.items ?? []} timeZone={timeZone} />
+        </FilterPanel>
         <ErrorMessage message={tags.error?.message} />
       </section>
       <section aria-labelledby="post-list">
-        <h2 id="post-list">Posts</h2>
+        <h2 id="post-list" class="visually-hidden">
+          Posts
+        </h2>
         <ErrorMessage message={posts.error?.message ?? workspace.error?.message} />
         {(!shown || !timeZone) && !posts.error && !workspace.error && <Loading what="the posts" />}
         {shown && timeZone && info && (
@@ -157,7 +162,24 @@ function FilterForm({ filters, tags, timeZone }: { filters: Filters; tags: Schem
 
   return (
     <form class="post-filters" onSubmit={submit} role="search" aria-label="Filter the posts">
-      <Field label="Text contains" type="text" name="search" value={search} onInput={setSearch} />
+      <div class="filter-row">
+        <Field label="Text contains" type="text" name="search" value={search} onInput={setSearch} />
+        <fieldset class="date-range">
+          <legend>Scheduled between{timeZone && <span class="hint"> (days in {timeZone})</span>}</legend>
+          <Field label="From" type="date" name="dateFrom" value={dateFrom} onInput={setDateFrom} />
+          <Field label="To" type="date" name="dateTo" value={dateTo} onInput={setDateTo} min={dateFrom || undefined} />
+        </fieldset>
+        <div class="field">
+          <label for="posts-limit">Posts per page</label>
+          <select id="posts-limit" name="limit" value={String(limit)} onChange={(event) => setLimit(Number(event.currentTarget.value))}>
+            {LIMITS.map((value) => (
+              <option key={value} value={String(value)}>
+                {value}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
       <fieldset>
         <legend>Status</legend>
         {STATUSES.map((value) => (
@@ -192,21 +214,6 @@ function FilterForm({ filters, tags, timeZone }: { filters: Filters; tags: Schem
           </label>
         ))}
       </fieldset>
-      <fieldset>
-        <legend>Scheduled between</legend>
-        <Field label="From" type="date" name="dateFrom" value={dateFrom} onInput={setDateFrom} hint={timeZone && `Days in ${timeZone}.`} />
-        <Field label="To" type="date" name="dateTo" value={dateTo} onInput={setDateTo} min={dateFrom || undefined} />
-      </fieldset>
-      <div class="field">
-        <label for="posts-limit">Posts per page</label>
-        <select id="posts-limit" name="limit" value={String(limit)} onChange={(event) => setLimit(Number(event.currentTarget.value))}>
-          {LIMITS.map((value) => (
-            <option key={value} value={String(value)}>
-              {value}
-            </option>
-          ))}
-        </select>
-      </div>
       <div class="filter-actions">
         <button type="submit" class="primary">
           Apply filters

@@ -3,6 +3,7 @@ import { api, call, errorFor, formError, type Schema } from '../api.js';
 import { excerpt } from '../calendar/status.js';
 import { channelLabel } from '../platforms.js';
 import { followInApp } from '../calendar/schedule-dialog.js';
+import { Adder } from '../components/adder.js';
 import { Dialog } from '../components/dialog.js';
 import { ErrorMessage, Field, focusFirstInvalid, IdChoices, SubmitButton } from '../components/form.js';
 import { Loading, Page, refocusIfLost, type PageProps } from '../components/page.js';
@@ -169,24 +170,26 @@ export function RecyclingPage(_props: PageProps) {
       {!ready && !loadError && <Loading what="the recycle rules" />}
       {ready && (
         <>
-          <section aria-labelledby="create-rule">
-            <h2 id="create-rule">Add a rule</h2>
-            <RuleForm
-              channels={channels.data!}
-              tags={tags.data!.items}
-              workspaceWindows={workspace.data!.postingWindows}
-              onSaved={async (rule) => {
-                await rules.reload();
-                setDone(
-                  rule.enabled
-                    ? `Added the rule “${rule.name}”: its first run is under way; see its recycle events.`
-                    : `Added the rule “${rule.name}”, disabled: it runs once it is enabled.`,
-                );
-              }}
-            />
-          </section>
           <section aria-labelledby="rules">
             <h2 id="rules">Rules</h2>
+            <Adder label="Add a rule">
+              {(close) => (
+                <RuleForm
+                  channels={channels.data!}
+                  tags={tags.data!.items}
+                  workspaceWindows={workspace.data!.postingWindows}
+                  onSaved={async (rule) => {
+                    await rules.reload();
+                    close();
+                    setDone(
+                      rule.enabled
+                        ? `Added the rule “${rule.name}”: its first run is under way; see its recycle events.`
+                        : `Added the rule “${rule.name}”, disabled: it runs once it is enabled.`,
+                    );
+                  }}
+                />
+              )}
+            </Adder>
             <ErrorMessage message={change.error?.message} />
             <Table
               caption="Recycle rules of the workspace, oldest first"

@@ -1,11 +1,13 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, call, errorFor, formError, type Schema } from '../api.js';
 import { CopyField } from '../components/copy-field.js';
+import { Adder } from '../components/adder.js';
 import { Dialog } from '../components/dialog.js';
 import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
 import { Loading, Page, refocusIfLost, type PageProps } from '../components/page.js';
 import { Table, type Column } from '../components/table.js';
 import { formatDateTime } from '../format.js';
+import { UrlText } from '../components/url-text.js';
 import { useAction, useLoad } from '../hooks.js';
 import { EVENT_TYPE_NAMES, type EventType } from '../../../operations/events/types.js';
 
@@ -47,7 +49,7 @@ export function WebhooksPage(_props: PageProps) {
       header: 'URL',
       cell: (endpoint) => (
         <>
-          <code>{endpoint.url}</code>
+          <UrlText url={endpoint.url} />
           {endpoint.description && <span class="hint"> {endpoint.description}</span>}
         </>
       ),
@@ -113,27 +115,34 @@ export function WebhooksPage(_props: PageProps) {
           <ul>
             {disabled.map((endpoint) => (
               <li key={endpoint.id}>
-                <code>{endpoint.url}</code>: {endpoint.disabledReason ?? 'Disabled'}
+                <UrlText url={endpoint.url} />: {endpoint.disabledReason ?? 'Disabled'}
               </li>
             ))}
           </ul>
         </div>
       )}
-      <section aria-labelledby="create-endpoint">
-        <h2 id="create-endpoint">Add an endpoint</h2>
-        {secret ? (
-          <NewSecret shown={secret} onDone={() => setSecret(undefined)} />
-        ) : (
-          <CreateEndpointForm
-            onCreated={async (created) => {
-              setSecret({ url: created.url, secret: created.secret, rotated: false });
-              await endpoints.reload();
-            }}
-          />
-        )}
-      </section>
       <section aria-labelledby="endpoints">
         <h2 id="endpoints">Endpoints</h2>
+        <Adder label="Add an endpoint">
+          {(close) =>
+            secret ? (
+              <NewSecret
+                shown={secret}
+                onDone={() => {
+                  setSecret(undefined);
+                  close();
+                }}
+              />
+            ) : (
+              <CreateEndpointForm
+                onCreated={async (created) => {
+                  setSecret({ url: created.url, secret: created.secret, rotated: false });
+                  await endpoints.reload();
+                }}
+              />
+            )
+          }
+        </Adder>
         <ErrorMessage message={endpoints.error?.message ?? change.error?.message} />
         {!endpoints.data && !endpoints.error && <Loading what="the endpoints" />}
         {endpoints.data && (
@@ -288,7 +297,7 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
   return (
     <section aria-labelledby="deliveries">
       <h2 id="deliveries">
-        Deliveries to <code>{endpoint.url}</code>
+        Deliveries to <UrlText url={endpoint.url} />
       </h2>
       <button type="button" onClick={() => void deliveries.reload()}>
         Refresh
