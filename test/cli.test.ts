@@ -59,7 +59,8 @@ async function onTerminal(args: string[], env: Record<string, string> = {}): Pro
   let stdout = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
   const [code] = (await once(child, 'close')) as [number];
-  return { code, stdout: stdout.replace(/\r\n/g, '\n'), stderr: '' };
+  // The shell `script` starts warns of a locale the machine lacks (LC_ALL=de_DE.UTF-8); the client formats with ICU's own.
+  return { code, stdout: stdout.replace(/\r\n/g, '\n').replace(/^bash: warning: setlocale: .*\n/gm, ''), stderr: '' };
 }
 
 const rest = (path: string, options: { method?: string; body?: unknown; key?: string } = {}) => call(`${service.api}${path}`, { key: ws.apiKey, ...options });
@@ -119,7 +120,7 @@ describe('commands from the registry', () => {
     // Each public one answers its --help with its flags.
     const help = await postwise(['posts', 'list', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/--limit <value>\s+Posts per page, 1 to 100; 10 unless given\. \[integer; 1 to\s+100;\s+default\s+10\]/);
+    expect(help.stdout).toMatch(/--limit <value>\s+Posts per page, 1 to 100; 10 unless given\.\s+\[integer;\s+1\s+to\s+100;\s+default\s+10\]/);
     expect(help.stdout).toMatch(/--status <value>[\s\S]*one\s+of\s+DRAFT\|SCHEDULED\|PUBLISHING\|PUBLISHED\|FAILED,\s+repeatable/);
     expect(help.stdout).toContain('Operation listPosts: GET /api/v1/posts (public).');
   });
@@ -229,17 +230,128 @@ describe('output', () => {
     expect(piped.code).toBe(0);
     expect(piped.stdout).toBe(`${(await rest(`/posts/${postId}`)).text}\n`);
 
-    const block = await onTerminal(['posts', 'get', postId]);
+    // A command without a reading of its own (src/cli/render.ts): the generic block and table.
+    const block = await onTerminal(['users', 'get']);
     expect(block.code).toBe(0);
-    expect(block.stdout).toMatch(new RegExp(`^id: +${postId}$`, 'm'));
-    expect(block.stdout).toMatch(/^content: +Shown on a terminal$/m);
-    const list = await onTerminal(['posts', 'list', '--limit', '5']);
-    expect(list.code).toBe(0);
-    expect(list.stdout).toMatch(/^ID +CONTENT/m);
-    expect(list.stdout).toMatch(new RegExp(`^${postId} +Shown on a terminal`, 'm'));
-    expect(list.stdout).toMatch(/^pageInfo: \{"page":1,"limit":5,/m);
+    expect(block.stdout).toMatch(new RegExp(`^id: +${ws.userId}$`, 'm'));
+    const tags = await onTerminal(['tags', 'list', '--limit', '5']);
+    expect(tags.code, tags.stdout).toBe(0);
+    expect(tags.stdout).toMatch(/^(ID +NAME|\(none\))/m);
+    expect(tags.stdout).toMatch(/^nextCursor: /m);
     const json = await onTerminal(['posts', 'get', postId, '--json']);
-    expect(JSON.parse(json.stdout).id).toBe(postId);
+    expect(JSON.parse(json.stdout)).toEqual((await rest(`/posts/${postId}`)).json);
+  });
+
+  it('posts get, list and create read as people read them on a terminal: channel, status, time in the workspace zone, link, failure', async () => {
+    const linkedin = (await ws.admin('createIntegration', { platform: 'LINKEDIN', name: 'In' })).id;
+    const content = `A post to read ${Date.now()}: ${'and a long tail of words '.repeat(8)}\u001b]0;not a title\u0007`;
+    const made = await rest('/posts', { method: 'POST', body: { rows: [{ content, scheduledAt: '2035-12-05T08:00:00Z' }], shared: { selectedIntegrations: [sky, linkedin] }, postAction: 'SCHEDULED_TIME' } });
+    expect(made.status, made.text).toBe(201);
+    const postId = made.json.postId as string;
+    // As the worker leaves them (this service runs none): one published with its link, one failed with its reason.
+    const sql = service.service.core.db;
+    await sql`UPDATE schedules SET status = 'PUBLISHED', published_at = '2035-12-05T08:01:00Z', release_url = 'https://bsky.app/profile/sky.test/post/3k'
+      WHERE post_id = ${postId} AND integration_id = ${sky}`;
+    await sql`UPDATE schedules SET status = 'FAILED', failure_reason = 'LinkedIn refused the token' WHERE post_id = ${postId} AND integration_id = ${linkedin}`;
+    const post = (await rest(`/posts/${postId}`)).json as { schedules: { id: string; integrationId: string }[] };
+    const failedId = post.schedules.find((schedule) => schedule.integrationId === linkedin)!.id;
+
+    // With a key: UTC, said so (GET /workspace is internal: not even sent), whatever the machine's TZ; the reader's locale.
+    const withKey = await onTerminal(['posts', 'get', postId, '--verbose'], { TZ: 'America/New_York', LC_ALL: 'de_DE.UTF-8' });
+    expect(withKey.code, withKey.stdout).toBe(0);
+    expect(withKey.stdout).toMatch(new RegExp(`^Post ${postId}$`, 'm'));
+    expect(withKey.stdout).toMatch(/^Times: +UTC \(an API key cannot read the workspace's time zone; a signed-in session can: postwise login --email\)$/m);
+    expect(withKey.stdout).toMatch(/^ {2}Sky \(Bluesky\) +Published +Mi\., 5\. Dez\. 2035, 8:01$/m);
+    expect(withKey.stdout).toMatch(/^ {6}link: +https:\/\/bsky\.app\/profile\/sky\.test\/post\/3k$/m);
+    expect(withKey.stdout).toMatch(/^ {2}In \(LinkedIn\) +Failed +Mi\., 5\. Dez\. 2035, 8:00$/m);
+    expect(withKey.stdout).toMatch(/^ {6}failure: +LinkedIn refused the token$/m);
+    expect(withKey.stdout).toMatch(new RegExp(`^ {6}retry: +postwise schedules retry ${failedId}$`, 'm'));
+    expect(withKey.stdout).not.toMatch(/GET \/api\/v1\/workspace/);
+    expect(withKey.stdout).not.toMatch(/[{}]|organizationId|userId/);
+    // The text's control characters cannot steer the terminal.
+    expect(withKey.stdout).toContain('words \uFFFD]0;not a title\uFFFD');
+    // C or POSIX (a container's usual locale): en-US.
+    const plain = await onTerminal(['posts', 'get', postId], { LC_ALL: 'C.UTF-8' });
+    expect(plain.stdout).toMatch(/^ {2}In \(LinkedIn\) +Failed +Wed, Dec 5, 2035, 8:00 AM$/m);
+    // Piped and --json: the REST body, unchanged.
+    expect((await postwise(['posts', 'get', postId])).stdout).toBe(`${(await rest(`/posts/${postId}`)).text}\n`);
+    expect(JSON.parse((await onTerminal(['posts', 'get', postId, '--json'])).stdout)).toEqual((await rest(`/posts/${postId}`)).json);
+
+    // The list: text trimmed to the terminal's width, the channels, the statuses and the first time; no ids but the post's.
+    const search = content.slice(0, 30);
+    const list = await onTerminal(['posts', 'list', '--search', search], { LC_ALL: 'en_GB.UTF-8', COLUMNS: '150' });
+    expect(list.code, list.stdout).toBe(0);
+    const lines = list.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID +TEXT +CHANNELS +STATUS +TIME \(UTC\)$/);
+    expect(lines[1]).toMatch(new RegExp(`^${postId}  A post to read \\d+: .*… +Sky \\(Bluesky\\), In \\(LinkedIn\\) +1 published, 1 failed +Wed, 5 Dec 2035, 8:00$`));
+    for (const line of lines) expect([...line].length).toBeLessThanOrEqual(150);
+    expect(list.stdout).toMatch(/^Page 1 of 1, 1 post in all$/m);
+    expect(list.stdout).toMatch(/^Times in UTC: an API key cannot read the workspace's time zone/m);
+    expect(list.stdout).not.toContain(ws.workspaceId);
+    expect(list.stdout).not.toContain(ws.userId);
+    const piped = await postwise(['posts', 'list', '--search', search]);
+    expect(JSON.parse(piped.stdout)).toEqual((await rest(`/posts?search=${encodeURIComponent(search)}`)).json);
+
+    // Signed in (a dashboard session): the workspace's own zone, from GET /workspace, named.
+    const { email, password } = await setOwnerPassword(service, ws);
+    const home = await mkdtemp(join(tmpdir(), 'postwise-home-'));
+    expect((await postwise(['login', '--email', email], { env: { XDG_CONFIG_HOME: home }, key: null, input: `${password}\n` })).code).toBe(0);
+    await ws.admin('updateWorkspaceSettings', { timeZone: 'Europe/Paris' });
+    try {
+      const session = { XDG_CONFIG_HOME: home, POSTWISE_API_KEY: '' };
+      const paris = await onTerminal(['posts', 'get', postId], { ...session, TZ: 'Asia/Tokyo', LC_ALL: 'C.UTF-8' });
+      expect(paris.code, paris.stdout).toBe(0);
+      expect(paris.stdout).toMatch(/^Times: +Europe\/Paris \(the workspace's time zone\)$/m);
+      expect(paris.stdout).toMatch(/^ {2}Sky \(Bluesky\) +Published +Wed, Dec 5, 2035, 9:01 AM$/m);
+      expect(paris.stdout).toMatch(/^ {2}In \(LinkedIn\) +Failed +Wed, Dec 5, 2035, 9:00 AM$/m);
+      const narrow = await onTerminal(['posts', 'list', '--search', search], { ...session, LC_ALL: 'fr_FR.UTF-8', COLUMNS: '120' });
+      expect(narrow.stdout).toMatch(/^ID +TEXT +CHANNELS +STATUS +TIME \(Europe\/Paris\)$/m);
+      expect(narrow.stdout).toMatch(new RegExp(`^${postId}  A post to read \\d+… +Sky \\(Bluesky… +1 published, 1 failed +mer\\. 5 déc\\. 2035, 9:00$`, 'm'));
+      expect(narrow.stdout).not.toMatch(/^Times in/m);
+      for (const line of narrow.stdout.trimEnd().split('\n')) expect([...line].length).toBeLessThanOrEqual(120);
+
+      // A create says which slot each schedule took, read back from the posts it made; a draft, that it was saved.
+      const scheduled = await onTerminal(
+        ['posts', 'create', '--rows', JSON.stringify({ content: 'Booked for December', scheduledAt: '2035-12-06T08:30:00Z' }), '--shared.selected-integrations', sky, '--shared.selected-integrations', linkedin, '--post-action', 'SCHEDULED_TIME'],
+        { ...session, LC_ALL: 'C.UTF-8' },
+      );
+      expect(scheduled.code, scheduled.stdout).toBe(0);
+      expect(scheduled.stdout).toMatch(/^Post [0-9a-f-]{36}: Booked for December$/m);
+      expect(scheduled.stdout).toMatch(/^ {2}Scheduled on Sky \(Bluesky\) for Thu, Dec 6, 2035, 9:30 AM$/m);
+      expect(scheduled.stdout).toMatch(/^ {2}Scheduled on In \(LinkedIn\) for Thu, Dec 6, 2035, 9:30 AM$/m);
+      expect(scheduled.stdout).toMatch(/^Times in Europe\/Paris \(the workspace's time zone\)\.$/m);
+      expect(scheduled.stdout).toMatch(/^See a post: postwise posts get [0-9a-f-]{36}$/m);
+    } finally {
+      await ws.admin('updateWorkspaceSettings', { timeZone: 'UTC' });
+    }
+    // With a key again: the same slot in UTC, said so.
+    const withKeyCreate = await onTerminal(['posts', 'create', '--rows', JSON.stringify({ content: 'Booked in UTC', scheduledAt: '2035-12-06T08:30:00Z' }), '--shared.selected-integrations', sky, '--post-action', 'SCHEDULED_TIME'], { LC_ALL: 'C.UTF-8' });
+    expect(withKeyCreate.stdout).toMatch(/^ {2}Scheduled on Sky \(Bluesky\) for Thu, Dec 6, 2035, 8:30 AM$/m);
+    expect(withKeyCreate.stdout).toMatch(/^Times in UTC \(an API key cannot read the workspace's time zone; a signed-in session can: postwise login --email\)\.$/m);
+    const draft = await onTerminal(['posts', 'create', '--rows', '{"content":"Just an idea"}', '--shared.selected-integrations', sky, '--post-action', 'DRAFT']);
+    expect(draft.code, draft.stdout).toBe(0);
+    expect(draft.stdout).toMatch(/^ {2}Saved a draft for Sky \(Bluesky\), not scheduled$/m);
+    const pipedCreate = await postwise(['posts', 'create', '--rows', '{"content":"Piped"}', '--shared.selected-integrations', sky, '--post-action', 'DRAFT']);
+    expect(Object.keys(JSON.parse(pipedCreate.stdout)).sort()).toEqual(['approvalStatus', 'canSchedule', 'message', 'postId', 'postIds', 'scheduleCount']);
+  });
+
+  it('a reading that cannot be made falls back to the block: the call itself succeeded', async () => {
+    // A server that makes the post but refuses to show it (as a rate limit or an outage between the two calls would).
+    const postId = '00000000-0000-4000-8000-00000000000a';
+    const base = await serve((req, res) => {
+      if (req.method === 'POST') return void res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ postId, postIds: [postId], message: '1 post with 1 schedule saved as drafts', scheduleCount: 1, approvalStatus: null, canSchedule: true }));
+      res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":"INTERNAL","message":"Something broke"}');
+    });
+    const run = await onTerminal(['posts', 'create', '--rows', '{"content":"Made, not shown"}', '--shared.selected-integrations', sky, '--post-action', 'DRAFT', '--retries', '0'], { POSTWISE_BASE_URL: base });
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`^postId: +${postId}$`, 'm'));
+    expect(run.stdout).toMatch(/^message: +1 post with 1 schedule saved as drafts$/m);
+  });
+
+  it('the readings of their own are keyed by operations of the registry', async () => {
+    const { renderers } = await import('../src/cli/render.js');
+    const ids = new Set(operations.map((operation) => operation.id));
+    for (const id of Object.keys(renderers)) expect(ids.has(id), id).toBe(true);
   });
 
   it('--all walks every page of each pagination shape, one item per line, none lost or repeated', async () => {

@@ -14,6 +14,7 @@ import { dataOption, flagsOf, inputOf, optionsOf, readData, readStdin, validate 
 import { commandOf, operations, type CliOperation } from './manifest.js';
 import { itemsOf, nextPageQuery, readable } from './output.js';
 import { configPath, readConfig, writeConfig, type Profile } from './profiles.js';
+import { renderers } from './render.js';
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
 
@@ -68,16 +69,38 @@ async function clientOf(globals: GlobalOptions, { needsCredentials = true } = {}
   };
 }
 
-/** Exactly the REST body when piped or with --json; a table or a block on a terminal. */
-function print(globals: GlobalOptions, answer: { text: string; json: unknown }) {
-  if (!answer.text) return;
-  if (globals.json || !process.stdout.isTTY || answer.json === undefined) write(answer.text);
-  else write(readable(answer.json));
-}
-
 /** The path with its parameters filled in from the input. */
 const pathOf = (operation: CliOperation, values: Record<string, unknown>) =>
   operation.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(values[name] ?? '')));
+
+/**
+ * Exactly the REST body when piped or with --json; on a terminal, the operation's own reading (src/cli/render.ts) when
+ * it has one, else a table or a block. A reading that fails (an answer of another shape, a read after it refused)
+ * falls back to the block: the call itself succeeded.
+ */
+async function print(globals: GlobalOptions, answer: { text: string; json: unknown }, reading?: { operation: CliOperation; client: ClientOptions }) {
+  if (!answer.text) return;
+  if (globals.json || !process.stdout.isTTY || answer.json === undefined) return write(answer.text);
+  const renderer = reading && renderers[reading.operation.id];
+  if (renderer) {
+    const read = async (id: string, params: Record<string, string> = {}) => {
+      const operation = operations.find((candidate) => candidate.id === id && candidate.method === 'GET');
+      if (!operation) throw new Error(`${id}: not a GET operation of the registry`);
+      // As for a command: a key's call of an internal operation is bound to fail (404), so it is not sent.
+      if (operation.visibility === 'internal' && reading.client.credentials && 'apiKey' in reading.client.credentials) {
+        throw new CliFailure('NEEDS_SESSION', `${id} needs a signed-in session`, EXIT.auth);
+      }
+      return succeeded(await send(reading.client, { method: 'GET', path: pathOf(operation, params) })).json;
+    };
+    const columns = process.stdout.columns || Number(process.env.COLUMNS) || 100;
+    const shown = await renderer(answer.json, { read, columns }).catch((error: unknown) => {
+      reading.client.trace?.(`(no reading of ${reading.operation.id}: ${error instanceof Error ? error.message : String(error)})`);
+      return undefined;
+    });
+    if (shown !== undefined) return write(shown);
+  }
+  write(readable(answer.json));
+}
 
 async function runOperation(operation: CliOperation, command: Command, positional: string[]) {
   const options = command.opts<Record<string, unknown>>();
@@ -116,7 +139,7 @@ async function runOperation(operation: CliOperation, command: Command, positiona
     body: input.body,
     idempotencyKey: operation.idempotent ? ((options.idempotencyKey as string | undefined) ?? newIdempotencyKey()) : undefined,
   };
-  if (!options.all) return print(globals, succeeded(await send(client, call)));
+  if (!options.all) return print(globals, succeeded(await send(client, call)), { operation, client });
   // Every page, one item per line; a page that repeats an item (a list changing under the walk) prints it once.
   const seen = new Set<string>();
   let query: Record<string, unknown> | undefined = call.query;
@@ -191,7 +214,7 @@ function addUploadsPut(program: Command, completions: CompletionCommand[]) {
         results.push({ file, ...result, ...(options.alt?.[index] && { altText: options.alt[index] }) });
       }
       // One result per line when piped (JSON lines), so that a script reads each as it comes.
-      for (const result of results) print(globals, { text: JSON.stringify(result), json: result });
+      for (const result of results) await print(globals, { text: JSON.stringify(result), json: result });
     });
   completions.push({ resource: 'uploads', action: 'put', flags: put.options.map((option) => option.long!) });
 }
@@ -253,7 +276,7 @@ function addAccountCommands(program: Command, completions: CompletionCommand[]) 
     .description('Who the key or session is: GET /users/me (the same as `postwise users get`)')
     .action(async (_options: unknown, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      print(globals, succeeded(await send(await clientOf(globals), { method: 'GET', path: '/users/me' })));
+      await print(globals, succeeded(await send(await clientOf(globals), { method: 'GET', path: '/users/me' })));
     });
   const api = program
     .command('api')
@@ -270,7 +293,7 @@ function addAccountCommands(program: Command, completions: CompletionCommand[]) 
       const body = options.data ? await readData(options.data) : undefined;
       const [pathname, search] = path.split('?', 2) as [string, string | undefined];
       const query = Object.fromEntries(new URLSearchParams(search ?? ''));
-      print(globals, succeeded(await send(await clientOf(globals), { method: verb, path: pathname, query, body, idempotencyKey: options.idempotencyKey })));
+      await print(globals, succeeded(await send(await clientOf(globals), { method: verb, path: pathname, query, body, idempotencyKey: options.idempotencyKey })));
     });
   const mcp = program
     .command('mcp')
@@ -328,10 +351,10 @@ function buildProgram(): Command {
   program
     .command('commands')
     .description('Every command with its operation id, method, path and visibility (--json for scripts and completion)')
-    .action((_options: unknown, command: Command) => {
+    .action(async (_options: unknown, command: Command) => {
       const list = operations.map((operation) => ({ command: Object.values(commandOf(operation)).join(' '), operationId: operation.id, method: operation.method, path: `/api/v1${operation.path}`, visibility: operation.visibility, summary: operation.summary }));
       const globals = command.optsWithGlobals<GlobalOptions>();
-      print(globals, { text: JSON.stringify(list, null, 2), json: list });
+      await print(globals, { text: JSON.stringify(list, null, 2), json: list });
     });
   program
     .command('completion')
