@@ -13,6 +13,7 @@ import disconnectIntegration from './integrations/disconnect.js';
 import refreshIntegration from './integrations/refresh.js';
 import selectIntegrationAccount from './integrations/select-account.js';
 import listIntegrations from './integrations/list.js';
+import listPlatforms from './platforms/list.js';
 import listEvents from './events/list.js';
 import createRecycleRule from './recycle-rules/create.js';
 import deleteRecycleRule from './recycle-rules/delete.js';
@@ -86,6 +87,7 @@ export const operations: readonly Operation[] = [
   createInvitation,
   revokeInvitation,
   listIntegrations,
+  listPlatforms,
   createIntegration,
   connectIntegration,
   connectBluesky,

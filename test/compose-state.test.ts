@@ -8,6 +8,8 @@ import {
   missing,
   patchBody,
   problems,
+  summaryOf,
+  whereOf,
   MAX_THREAD_PARTS,
   type ComposeEvent,
   type Channel,
@@ -213,7 +215,7 @@ describe('what blocks a submit', () => {
     expect(missing(parts, [sky], { editing: true, timeZone: ZONE, now })).toEqual(['A thread part is empty: write it (a part is removed by deleting its schedule in the calendar).']);
   });
 
-  it('words the platforms’ refusals as the API does, in its order: thread, text, thread parts, comment, media', () => {
+  it('words the platforms’ refusals for people, in the API’s order (thread, text, thread parts, comment, media), each on its field', () => {
     const state = run(
       fresh(),
       { type: 'set', change: { content: 'x'.repeat(301), firstComment: 'c'.repeat(1251) } },
@@ -225,28 +227,52 @@ describe('what blocks a submit', () => {
       ...['a', 'b', 'c', 'd', 'e'].map((key) => ({ type: 'addMedia', item: uploaded(key) }) as const),
     );
     expect(problems(state, chosen, undefined)).toEqual([
-      'rows[0].content for "Sky" (BLUESKY): 301 graphemes; Bluesky allows at most 300',
-      'rows[0].thread[0].content for "Sky" (BLUESKY): 1501 graphemes; Bluesky allows at most 300',
-      'rows[0].firstComment for "Sky" (BLUESKY): 1251 graphemes; Bluesky allows at most 300',
-      'rows[0].media for "Sky" (BLUESKY): Bluesky allows at most 4 images per post; 5 given',
-      'rows[0].thread for "In" (LINKEDIN): LinkedIn has no threads; publish each part as a post of its own, or leave this channel out',
-      'rows[0].firstComment for "In" (LINKEDIN): 1251 characters in a comment; LinkedIn allows at most 1250',
+      { where: 'content', sentence: 'Too long for Bluesky (Sky): 301 of 300 characters' },
+      { where: 'part:0', sentence: 'Too long for Bluesky (Sky): 1501 of 300 characters' },
+      { where: 'firstComment', sentence: 'Too long for Bluesky (Sky): 1251 of 300 characters' },
+      { where: 'media', sentence: 'Too many images for Bluesky (Sky): 5, and it takes at most 4' },
+      { where: 'thread', sentence: 'LinkedIn (In) has no threads: publish each part as a post of its own, or leave In out' },
+      { where: 'firstComment', sentence: 'Too long for LinkedIn (In): 1251 of 1250 characters' },
     ]);
-    // A channel's own text is numbered as the row's overrides are.
+    // The list above the button names the field where the sentence does not.
+    expect(problems(state, chosen, undefined).map(summaryOf).slice(1, 3)).toEqual([
+      'Thread part 2: too long for Bluesky (Sky): 1501 of 300 characters',
+      'First comment: too long for Bluesky (Sky): 1251 of 300 characters',
+    ]);
+    // Nothing a person reads names a request's field, a platform's code or a unit of a program.
+    for (const { sentence } of problems(state, chosen, undefined)) expect(sentence).not.toMatch(/rows\[|body\.|BLUESKY|LINKEDIN|graphemes|UTF/);
+    // A channel's own text is said under that channel's field.
     const own = run(fresh(), { type: 'set', change: { content: 'ok' } }, { type: 'ownText', id: 'inn', on: true }, { type: 'override', id: 'inn', value: 'y'.repeat(3001) });
-    expect(problems(own, chosen, undefined)).toEqual(['rows[0].overrides[0].content for "In" (LINKEDIN): 3001 characters; LinkedIn allows at most 3000']);
+    expect(problems(own, chosen, undefined)).toEqual([{ where: 'channel:inn', sentence: 'Too long for LinkedIn (In): 3001 of 3000 characters' }]);
     expect(problems(own, [sky], undefined)).toEqual([]);
+  });
+
+  it('places the API’s refusal on the field its path names, as the request numbered them', () => {
+    // An empty part is left out of the request: its second part written is the form's third.
+    const state = run(fresh(), { type: 'set', change: { content: 'ok' } }, { type: 'ownText', id: 'inn', on: true }, { type: 'addPart' }, { type: 'addPart' }, { type: 'part', index: 1, value: 'x' });
+    expect(['rows[0].content', 'rows[0].overrides[0].content', 'rows[0].thread[0].content', 'rows[0].thread', 'rows[0].firstComment', 'rows[0].media[1].altText', 'shared.selectedIntegrations[0]'].map((path) => whereOf(path, state, chosen, undefined))).toEqual([
+      'content',
+      'channel:inn',
+      'part:1',
+      'thread',
+      'firstComment',
+      'media',
+      '',
+    ]);
+    const post = written();
+    const part = run(initialState(post, ZONE), { type: 'part', index: 1, value: 'Rewritten' });
+    expect(['body.schedules[0].content', 'body.content', 'body.media'].map((path) => whereOf(path, part, [], post))).toEqual(['part:1', 'content', 'media']);
   });
 
   it('checks an edit where PATCH /posts/{id} checks it, leaving out what is publishing', () => {
     const post = written();
     const long = 'z'.repeat(301);
-    expect(problems(run(initialState(post, ZONE), { type: 'set', change: { content: long } }), [], post)).toEqual([`body.content for "Sky" (BLUESKY): 301 graphemes; Bluesky allows at most 300`]);
+    expect(problems(run(initialState(post, ZONE), { type: 'set', change: { content: long } }), [], post)).toEqual([{ where: 'content', sentence: 'Too long for Bluesky (Sky): 301 of 300 characters' }]);
     const part = run(initialState(post, ZONE), { type: 'part', index: 1, value: long });
-    expect(problems(part, [], post)).toEqual(['body.schedules[0].content for "Sky" (BLUESKY): 301 graphemes; Bluesky allows at most 300']);
+    expect(problems(part, [], post)).toEqual([{ where: 'part:1', sentence: 'Too long for Bluesky (Sky): 301 of 300 characters' }]);
     const publishing = written({ sky: { status: 'PUBLISHING' } });
     expect(problems(run(initialState(publishing, ZONE), { type: 'set', change: { content: long, firstComment: 'c'.repeat(1251) } }), [], publishing)).toEqual([
-      'body.firstComment for "In" (LINKEDIN): 1251 characters in a comment; LinkedIn allows at most 1250',
+      { where: 'firstComment', sentence: 'Too long for LinkedIn (In): 1251 of 1250 characters' },
     ]);
   });
 });
@@ -330,12 +356,12 @@ describe('the request a submit sends', () => {
 });
 
 describe('a counter, by the platform’s own rule', () => {
-  it('counts, warns from 90 % and says the API’s numbers over the limit', () => {
+  it('counts, warns from 90 % and says the API’s numbers over the limit, in words', () => {
     expect(counterState({ channel: sky, text: 'x'.repeat(10), as: 'post' })).toMatchObject({ key: 'sky-post', name: 'Sky', tone: 'ok', text: 'Sky (Bluesky): 10 / 300 characters', announce: 'Sky (Bluesky): 290 characters left.' });
     expect(counterState({ channel: sky, text: 'x'.repeat(270), as: 'post' })).toMatchObject({ tone: 'warn', announce: 'Sky (Bluesky): near the limit.' });
     expect(counterState({ channel: sky, text: 'x'.repeat(301), as: 'post' })).toMatchObject({
       tone: 'over',
-      text: 'Sky (Bluesky): 301 / 300 characters, 1 over the limit (301 graphemes; Bluesky allows at most 300)',
+      text: 'Sky (Bluesky): 301 / 300 characters, 1 over the limit',
       announce: 'Sky (Bluesky): over the limit.',
     });
     // Text of many multi-byte characters is nearer Bluesky's 3,000 bytes than its 300 graphemes.

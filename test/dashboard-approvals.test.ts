@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { checkAccessibility, launchBrowser, pageErrors, signedInOwner, tabTo, waitForFocus } from './support/browser.js';
+import { checkAccessibility, launchBrowser, pageErrors, screenshot, signedInOwner, tabTo, waitForFocus } from './support/browser.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -122,6 +122,12 @@ test('a key made to require approval on the Developer API page; its post rejecte
 
   await page.goto('/approvals');
   await page.getByRole('heading', { level: 3, name: /^Post by Grace Hopper, waiting since / }).waitFor();
+  // The key it was written with is named (the post's createdBy), as it is named on the Developer API page.
+  const waiting = page.getByRole('article', { name: /^Post by Grace Hopper, waiting since / });
+  expect(await waiting.locator('[data-api-key-id]').innerText()).toBe('Written with the API key Agent');
+  expect(await waiting.locator('[data-api-key-id]').getAttribute('data-api-key-id')).toBe((await call(`${service.api}/posts/${postId}`, { key })).json.createdBy.apiKeyId);
+  await checkAccessibility(page, 'the Approvals page with a post written with a key');
+  await screenshot(page, 'approvals-written-with-a-key');
   await tabTo(page, 'Note for the author (optional)');
   await page.keyboard.type('Not this week');
   await tabTo(page, /^Reject the post by Grace Hopper of /);

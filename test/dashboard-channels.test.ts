@@ -93,3 +93,39 @@ test('a channel’s connection is checked, then it is disconnected after a confi
   expect(after.tokenStatus).toBe('MISSING');
   expect(pageErrors(page)).toEqual([]);
 });
+
+test('LinkedIn is offered only when the server has a LinkedIn app; until then the page names the settings it needs', async () => {
+  await page.goto('/channels');
+  const section = page.getByRole('region', { name: 'Connect a LinkedIn account' });
+  await section.getByText('LinkedIn cannot be connected on this server yet.').waitFor();
+  // What GET /platforms says: the settings, the redirect URL to register in the app, and where the docs say more.
+  expect(await section.locator('code').allTextContents()).toEqual([
+    'LINKEDIN_CLIENT_ID',
+    'LINKEDIN_CLIENT_SECRET',
+    `${service.base}/oauth/linkedin/callback`,
+    'docs/publishing.md',
+    'README.md',
+  ]);
+  expect(await page.getByRole('button', { name: 'Continue to LinkedIn' }).count()).toBe(0);
+  await checkAccessibility(page, 'the channels page on a server without a LinkedIn app');
+  await screenshot(page, 'channels-linkedin-not-configured');
+
+  // The same server given a LinkedIn app's client (what LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET set at start).
+  const { linkedin } = service.service.core.app.config;
+  Object.assign(linkedin, { clientId: 'postwise-client', clientSecret: 'postwise-secret' });
+  try {
+    // LinkedIn's consent page is answered here: the test reaches no network.
+    await page.route(`${linkedin.authUrl}/authorization?**`, (route) => route.fulfill({ contentType: 'text/html', body: '<title>LinkedIn</title>' }));
+    await page.reload();
+    const button = section.getByRole('button', { name: 'Continue to LinkedIn' });
+    await tabTo(page, button);
+    expect(await section.getByText('cannot be connected').count()).toBe(0);
+    await page.keyboard.press('Enter');
+    await page.waitForURL((url) => url.href.startsWith(`${linkedin.authUrl}/authorization?`));
+    expect(new URL(page.url()).searchParams.get('client_id')).toBe('postwise-client');
+  } finally {
+    Object.assign(linkedin, { clientId: undefined, clientSecret: undefined });
+    await page.unrouteAll();
+  }
+  expect(pageErrors(page)).toEqual([]);
+});

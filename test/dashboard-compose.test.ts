@@ -105,7 +105,7 @@ test('the shared rules count as the server did, and the preview’s facets are t
     expect(blueskyFacets(text).map((facet) => text.slice(facet.start, facet.end))).toEqual(expected);
   }
   // Bluesky counts graphemes: a family emoji is one, and the text is also held to 3,000 bytes.
-  expect(rules.BLUESKY.checkText('👩‍👩‍👧'.repeat(300))).toEqual({ limit: 3000, length: 5400, unit: 'bytes of UTF-8' });
+  expect(rules.BLUESKY.checkText('👩‍👩‍👧'.repeat(300))).toEqual({ limit: 3000, length: 5400, unit: 'bytes' });
   expect(rules.LINKEDIN.checkText('👍'.repeat(1501))).toEqual({ limit: 3000, length: 3002, unit: 'characters' });
 });
 
@@ -283,8 +283,21 @@ test('a text over Bluesky’s limit is blocked in the composer with the numbers 
   });
   expect(refused.status).toBe(400);
   expect(refused.json.code).toBe('CONTENT_TOO_LONG');
-  expect(refused.json.message).toBe(`rows[0].content for "${sky.name}" (BLUESKY): 301 graphemes; Bluesky allows at most 300`);
-  await alert.getByText(refused.json.message, { exact: true }).waitFor();
+  // The API names the field and the unit for a program; the page says the same sentence and numbers, under the field.
+  const sentence = `Too long for Bluesky (${sky.name}): 301 of 300 characters`;
+  expect(refused.json.message).toBe(`rows[0].content: ${sentence} (graphemes)`);
+  await alert.getByText(sentence, { exact: true }).waitFor();
+  const under = page.locator(`#${await field.getAttribute('id')}-error`);
+  expect(await under.textContent()).toBe(sentence);
+  expect((await field.getAttribute('aria-describedby'))!.split(' ')).toContain(`${await field.getAttribute('id')}-error`);
+  expect(await page.locator('main').innerText()).not.toMatch(/rows\[|body\.|BLUESKY|graphemes/);
+  // Shortened by one, the sentence goes from under the field and from the list, which follow what is typed.
+  await field.fill(atLimit);
+  await under.waitFor({ state: 'detached' });
+  await alert.waitFor({ state: 'detached' });
+  await field.fill(atLimit + '👍🏽');
+  await page.getByRole('button', { name: 'Schedule at the next free slot' }).click();
+  await under.waitFor();
   await screenshot(page, 'compose-over-the-limit');
   await checkAccessibility(page, 'the composer blocking a text over the limit');
   // Nothing was created, and nothing typed is lost.
@@ -293,7 +306,7 @@ test('a text over Bluesky’s limit is blocked in the composer with the numbers 
   expect(pageErrors(page)).toEqual([]);
 });
 
-test('the media rules are said before submit, worded as the API’s MEDIA_RULE_VIOLATED', async () => {
+test('the media rules are said before submit, in words with the numbers of the API’s MEDIA_RULE_VIOLATED', async () => {
   await page.goto('/compose');
   await page.getByRole('checkbox', { name: `${sky.name} (Bluesky)`, exact: true }).check();
   await page.getByLabel('Text', { exact: true }).fill('Five pictures');
@@ -302,8 +315,11 @@ test('the media rules are said before submit, worded as the API’s MEDIA_RULE_V
   await expect.poll(() => page.locator('.media-item .success', { hasText: 'Uploaded' }).count(), { timeout: 15_000 }).toBe(5);
   await page.getByRole('button', { name: 'Schedule at the next free slot' }).click();
   const alert = page.getByRole('alert').filter({ hasText: 'Not sent' });
-  const expected = `rows[0].media for "${sky.name}" (BLUESKY): Bluesky allows at most 4 images per post; 5 given`;
-  await alert.getByText(expected, { exact: true }).waitFor();
+  const sentence = `Too many images for Bluesky (${sky.name}): 5, and it takes at most 4`;
+  const expected = `rows[0].media: ${sentence}`;
+  await alert.getByText(sentence, { exact: true }).waitFor();
+  // Under the images too.
+  await page.locator('.field-error', { hasText: sentence }).waitFor();
   // The API answers the same for the same media (the five just uploaded, completed from the browser).
   const db = service.service.core.db;
   const uploaded = (await db<{ id: string }[]>`SELECT id FROM media WHERE organization_id = ${ws.workspaceId} AND size = ${small.length}`).map((row) => row.id);
@@ -333,7 +349,7 @@ test('a spent quota is said with the API’s message, and the text, channels and
     await page.getByRole('button', { name: 'Schedule at the next free slot' }).click();
     const alert = page.getByRole('alert').filter({ hasText: 'The monthly post quota is spent.' });
     await alert.waitFor();
-    // The message is the API's own, word for word.
+    // The message is the API's own, in words: the platform by its label, the reset as the page writes times.
     const refused = await call(`${service.api}/posts`, {
       method: 'POST',
       key: ws.apiKey,
@@ -341,7 +357,9 @@ test('a spent quota is said with the API’s message, and the text, channels and
     });
     expect(refused.json.code).toBe('POST_QUOTA_EXCEEDED');
     expect(refused.json.message).toMatch(/^The no-linkedin plan allows 0 LINKEDIN posts a month; \d+ used this month, and this request needs 1\./);
-    expect(await alert.locator('.error').textContent()).toBe(`The monthly post quota is spent. ${refused.json.message}`);
+    expect(await alert.locator('.error').textContent()).toMatch(
+      /^The monthly post quota is spent\. The no-linkedin plan allows 0 LinkedIn posts a month; \d+ used this month, and this request needs 1\. The quota resets at \w{3}, \w{3} \d+, \d{4}, \d+:\d{2} [AP]M$/,
+    );
     await waitForFocus(alert);
     expect(await page.getByLabel('Text', { exact: true }).inputValue()).toBe(text);
     expect(await page.getByLabel('First comment').inputValue()).toBe('and its comment');
@@ -376,7 +394,9 @@ test('no subscription: the API’s PAYMENT_REQUIRED is said, the thread and comm
     });
     expect(refused.status).toBe(402);
     expect(refused.json.code).toBe('PAYMENT_REQUIRED');
-    expect(await alert.locator('.error').textContent()).toBe(`Nothing can be scheduled or published now. ${refused.json.message}`);
+    // The API's message, its bracket for programs (`postAction DRAFT`) left out.
+    expect(refused.json.message).toBe('The workspace has no active subscription: posts can be saved as drafts (postAction DRAFT), not scheduled');
+    expect(await alert.locator('.error').textContent()).toBe('Nothing can be scheduled or published now. The workspace has no active subscription: posts can be saved as drafts, not scheduled');
     await waitForFocus(alert);
     expect(await page.getByLabel('Text', { exact: true }).inputValue()).toBe(text);
     expect(await page.getByLabel('Thread part 2').inputValue()).toBe('and its second part');
@@ -493,7 +513,10 @@ test('editing a thread: a rewritten part alone is sent, and a part over Bluesky�
   const third = after.schedules.find((schedule: { threadOrder: number }) => schedule.threadOrder === 2);
   const refused = await call(`${service.api}/posts/${postId}`, { method: 'PATCH', key: ws.apiKey, body: { schedules: [{ id: third.id, content: long }] } });
   expect(refused.json.code).toBe('CONTENT_TOO_LONG');
-  await page.getByRole('alert').getByText(refused.json.message, { exact: false }).waitFor();
+  expect(refused.json.message).toBe(`body.schedules[0].content: Too long for Bluesky (${sky.name}): 301 of 300 characters (graphemes)`);
+  await page.getByRole('alert').getByText(`Thread part 3: too long for Bluesky (${sky.name}): 301 of 300 characters`, { exact: true }).waitFor();
+  const partField = page.getByLabel('Thread part 3');
+  expect(await page.locator(`#${await partField.getAttribute('id')}-error`).textContent()).toBe(`Too long for Bluesky (${sky.name}): 301 of 300 characters`);
   expect(texts((await call(`${service.api}/posts/${postId}`, { key: ws.apiKey })).json)).toEqual(['A thread to edit', 'Part two, rewritten', 'Part three']);
   expect(pageErrors(page)).toEqual([]);
 });
@@ -510,7 +533,7 @@ test('the composer at a phone’s width: nothing wider than the screen, no serio
   await phone.getByRole('article', { name: `Preview on Bluesky: ${sky.name}` }).getByText('A second part').waitFor();
   // LinkedIn has no threads: said before anything is sent, as the API would refuse it.
   await phone.getByRole('button', { name: 'Schedule at the next free slot' }).click();
-  await phone.getByRole('alert').getByText(`rows[0].thread for "${inn.name}" (LINKEDIN): LinkedIn has no threads`, { exact: false }).waitFor();
+  await phone.getByRole('alert').getByText(`LinkedIn (${inn.name}) has no threads: publish each part as a post of its own, or leave ${inn.name} out`, { exact: true }).waitFor();
   expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
   await screenshot(phone, 'compose-phone');
   await checkAccessibility(phone, 'the composer at a phone’s width');

@@ -172,13 +172,42 @@ describe(`at a phone's ${PHONE.width} x ${PHONE.height}`, () => {
   });
 });
 
+test('one notation for every time, the browser\'s: 12 hours in en-US, 24 in en-GB, on the posts, the week, a post and the keys', async () => {
+  const post = (await call(`${service.api}/posts?limit=1`, { key: ws.apiKey })).json.items[0];
+  const week = post.schedules[0].scheduledAt.slice(0, 10);
+  const timesOn = async (page: Page) => page.locator('main').evaluate((main) => [...(main as HTMLElement).innerText.matchAll(/\b\d{1,2}:\d{2}(?:\s?[AP]M)?/g)].map((match) => match[0]));
+  for (const [locale, notation] of [
+    ['en-US', /^\d{1,2}:\d{2}\s[AP]M$/],
+    ['en-GB', /^\d{2}:\d{2}$/],
+  ] as const) {
+    const page = await newPage(browser, { baseURL: service.base, locale });
+    await signIn(page, service.base, credentials);
+    const seen: string[] = [];
+    for (const [path, heading] of [
+      ['/posts', 'Posts'],
+      [`/calendar?view=week&date=${week}`, 'Calendar'],
+      [`/posts/${post.id}`, 'Edit post'],
+      ['/settings/api-keys', 'Developer API'],
+    ] as const) {
+      await open(page, path, heading);
+      const times = await timesOn(page);
+      expect(times.length, `no time on ${path}`).toBeGreaterThan(0);
+      seen.push(...times);
+    }
+    expect(seen.filter((time) => !notation.test(time)), locale).toEqual([]);
+    await page.close();
+  }
+});
+
 for (const size of ['desktop', 'phone'] as const) {
-  test(`no word split across lines and no label on two lines, on every page (${size})`, async () => {
+  test(`no word split across lines, no label on two lines, nothing wider than the window, on every page (${size})`, async () => {
     const page = await newPage(browser, { size, baseURL: service.base });
     await signIn(page, service.base, credentials);
     for (const { path, heading } of PAGES) {
       await open(page, path, heading);
       expect(await brokenWords(page), `${path} (${size})`).toEqual([]);
+      const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+      expect(scrollWidth, `${path} (${size}) is wider than the window`).toBeLessThanOrEqual(innerWidth);
       expect(await labelsOnTwoLines(page), `${path} (${size})`).toEqual([]);
     }
     await page.close();

@@ -144,3 +144,24 @@ test('an endpoint disabled after failing is announced at the top with its reason
   expect((await ws.admin('listWebhooks')).map((item: { url: string }) => item.url)).toEqual([url]);
   expect(pageErrors(page)).toEqual([]);
 });
+
+test('a private address is refused in words under the URL, saying why and how a test setup allows one; the error goes once the URL changes', async () => {
+  await page.goto('/settings/webhooks');
+  await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+  await page.getByRole('button', { name: 'Add an endpoint' }).click();
+  const field = page.getByLabel('URL', { exact: true });
+  await field.fill('http://10.1.2.3/hooks');
+  await page.getByRole('button', { name: 'Add endpoint' }).click();
+  const said = page.locator(`[id="${await field.getAttribute('id')}-error"]`);
+  await said.waitFor();
+  expect(await said.innerText()).toBe(
+    '10.1.2.3 is a private address, and webhooks go only to public internet addresses, so that no one can make this server call into the ' +
+      'network it runs in. For a test setup, whoever runs Postwise can allow this host by adding it to the server’s MEDIA_FETCH_ALLOW_HOSTS ' +
+      'setting (comma-separated: 10.1.2.3, or 10.1.2.3:8080 for one port only) and restarting the server. A public service should leave it empty.',
+  );
+  expect(await page.locator('main').innerText()).not.toMatch(/url: |body\.|URL_NOT_ALLOWED/);
+  await waitForFocus(field);
+  await page.keyboard.type('x');
+  await said.waitFor({ state: 'detached' });
+  expect(pageErrors(page)).toEqual([]);
+});

@@ -162,7 +162,7 @@ describe('LinkedIn images', () => {
       body: { rows: [{ content: 'WebP', media: [{ id: webp.mediaId, altText: 'webp' }] }], shared: { selectedIntegrations: [channel] }, postAction: 'PUBLISH_NOW' },
     });
     expect(refused.status, refused.text).toBe(400);
-    expect(refused.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: expect.stringContaining('LinkedIn takes JPEG, PNG and GIF') });
+    expect(refused.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: expect.stringMatching(/^rows\[0\]\.media\[0\]: Image 1 is a WebP image; LinkedIn \(.+\) takes JPEG, PNG and GIF images \(image\/webp\)$/) });
     expect(fake.posts.size).toBe(before);
   });
 });

@@ -24,6 +24,7 @@ const publicOperations: [string, string][] = [
   ['get', '/events'],
   ['get', '/integrations'],
   ['post', '/integrations/connect'],
+  ['get', '/platforms'],
   ['get', '/posts'],
   ['post', '/posts'],
   ['get', '/posts/{id}'],

@@ -61,10 +61,10 @@ describe('PATCH /posts/{id}', () => {
     const post = await create({ content: 'Short' });
     const linkedinOnly = await create({ content: 'Short' }, 'SCHEDULED_TIME', [linkedin]);
     const longComment = await patch(linkedinOnly.id, { firstComment: 'c'.repeat(1251) });
-    expect(longComment.json).toEqual({ code: 'CONTENT_TOO_LONG', message: 'body.firstComment for "In" (LINKEDIN): 1251 characters in a comment; LinkedIn allows at most 1250' });
+    expect(longComment.json).toEqual({ code: 'CONTENT_TOO_LONG', message: 'body.firstComment: Too long for LinkedIn (In): 1251 of 1250 characters (UTF-16 code units)' });
     const tooLong = await patch(post.id, { content: '👩‍👩‍👧'.repeat(301), isEvergreen: true });
     expect(tooLong.status).toBe(400);
-    expect(tooLong.json).toEqual({ code: 'CONTENT_TOO_LONG', message: expect.stringMatching(/^body\.content for "Sky" \(BLUESKY\): 301 graphemes; Bluesky allows at most 300/) });
+    expect(tooLong.json).toEqual({ code: 'CONTENT_TOO_LONG', message: 'body.content: Too long for Bluesky (Sky): 301 of 300 characters (graphemes)' });
     const after = (await rest(`/posts/${post.id}`)).json;
     expect([after.content, after.isEvergreen]).toEqual(['Short', false]);
     const comment = await patch(post.id, { firstComment: 'x'.repeat(3001) });
@@ -130,7 +130,7 @@ describe('PATCH /posts/{id}', () => {
     expect(edit.status).toBe(400);
     expect(edit.json).toEqual({
       code: 'VALIDATION_ERROR',
-      message: 'body.schedules[0] (thread part 1) for "In" (LINKEDIN): LinkedIn has no threads; publish each part as a post of its own, or leave this channel out',
+      message: 'body.schedules[0]: LinkedIn (In) has no threads, so thread part 2 cannot be published: publish each part as a post of its own, or leave In out',
     });
     const live = await call(`${service.base}/mcp`, {
       method: 'POST',
@@ -140,7 +140,7 @@ describe('PATCH /posts/{id}', () => {
     expect(live.json.result.isError).toBe(true);
     expect(JSON.parse(live.json.result.content[0].text)).toEqual({
       code: 'VALIDATION_ERROR',
-      message: 'body.postAction (thread part 1) for "In" (LINKEDIN): LinkedIn has no threads; publish each part as a post of its own, or leave this channel out',
+      message: 'body.postAction: LinkedIn (In) has no threads, so thread part 2 cannot be published: publish each part as a post of its own, or leave In out',
     });
     const after = (await rest(`/posts/${post.id}`)).json;
     expect(after.schedules.map((s: any) => [s.status, s.scheduledContent])).toEqual([['DRAFT', 'Root'], ['DRAFT', 'Old part']]);

@@ -197,7 +197,7 @@ describe('settings.langs are checked where they are written', () => {
       [400, { code: 'VALIDATION_ERROR', message: `${field}.1: must be a well-formed BCP-47 language tag, such as en, pt-BR or zh-Hant` }],
       [400, { code: 'VALIDATION_ERROR', message: `${field}: at most 3 language tags (Bluesky's limit)` }],
       [400, { code: 'VALIDATION_ERROR', message: `${field}.1: DE repeats item 0: list each language once` }],
-      [400, { code: 'VALIDATION_ERROR', message: `${field}: Invalid input: expected array, received string` }],
+      [400, { code: 'VALIDATION_ERROR', message: `${field}: must be a list, not text` }],
     ]);
     const accepted = await create(['sr-Latn-RS', 'tlh', 'de-DE-1996']);
     expect(accepted.status, accepted.text).toBe(201);

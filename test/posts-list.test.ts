@@ -330,6 +330,7 @@ describe('GET /posts/{id}', () => {
           releaseUrl: null,
           retryCount: 0,
           lastAttempt: null,
+          nextAttemptAt: null,
           threadRootScheduleId: null,
           threadOrder: 0,
           approvalStatus: null,
@@ -341,6 +342,8 @@ describe('GET /posts/{id}', () => {
         },
       ],
       user: { id: ws.userId, name: 'Owner', email: expect.stringMatching(/@example\.com$/) },
+      // Beyond the contract: written with the workspace's first key (docs/api.md#reading-a-post).
+      createdBy: { kind: 'key', name: 'First key', apiKeyId: expect.any(String) },
     });
   });
 });

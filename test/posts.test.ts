@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { operations } from '../operations/index.js';
 import { nextFreeSlots } from '../operations/posts/slots.js';
 import { definePlan, setSubscription, setWorkspacePlan } from '../src/admin/plans.js';
+import { errorParts, inWords } from '../src/dashboard/api.js';
 import { call, startTestService, type TestService, type Workspace } from './support/service.js';
 
 let service: TestService;
@@ -187,7 +188,7 @@ describe('POST /posts', () => {
       expect(answer.status).toBe(400);
       expect(answer.json).toEqual({
         code: 'VALIDATION_ERROR',
-        message: 'rows[1].thread for "Pro" (LINKEDIN): LinkedIn has no threads; publish each part as a post of its own, or leave this channel out',
+        message: 'rows[1].thread: LinkedIn (Pro) has no threads: publish each part as a post of its own, or leave Pro out',
       });
     }
     expect((await get(ws, '/posts?limit=100')).json.pageInfo.total).toBe(before);
@@ -246,7 +247,7 @@ describe('POST /posts', () => {
     const count = async () => (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM posts WHERE organization_id = ${fresh.ws.workspaceId}`)[0]!.n;
     const answer = await create(fresh.ws, { rows: [{ content: 'Fine' }, { content: 'x'.repeat(301) }], shared: { selectedIntegrations: [fresh.pro, fresh.sky] } });
     expect(answer.status).toBe(400);
-    expect(answer.json).toEqual({ code: 'CONTENT_TOO_LONG', message: 'rows[1].content for "Sky" (BLUESKY): 301 graphemes; Bluesky allows at most 300' });
+    expect(answer.json).toEqual({ code: 'CONTENT_TOO_LONG', message: 'rows[1].content: Too long for Bluesky (Sky): 301 of 300 characters (graphemes)' });
     expect(await count()).toBe(0);
     expect(await sql`SELECT * FROM post_quota_usage WHERE organization_id = ${fresh.ws.workspaceId}`).toHaveLength(0);
   });
@@ -274,35 +275,35 @@ describe('platform rules', () => {
   });
 
   it.each([
-    ['301 thumbs up', '👍'.repeat(301), '301 graphemes; Bluesky allows at most 300'],
-    ['301 combining sequences', 'e\u0301'.repeat(301), '301 graphemes; Bluesky allows at most 300'],
-    ['301 ASCII letters', 'x'.repeat(301), '301 graphemes; Bluesky allows at most 300'],
-    ['151 letters each followed by CR LF', 'a\r\n'.repeat(151), '302 graphemes; Bluesky allows at most 300'],
-    ['121 family emoji: 3025 bytes', '👨‍👩‍👧‍👦'.repeat(121), '3025 bytes of UTF-8; Bluesky allows at most 3000'],
+    ['301 thumbs up', '👍'.repeat(301), '301 of 300 characters (graphemes)'],
+    ['301 combining sequences', 'e\u0301'.repeat(301), '301 of 300 characters (graphemes)'],
+    ['301 ASCII letters', 'x'.repeat(301), '301 of 300 characters (graphemes)'],
+    ['151 letters each followed by CR LF', 'a\r\n'.repeat(151), '302 of 300 characters (graphemes)'],
+    ['121 family emoji: 3025 bytes', '👨‍👩‍👧‍👦'.repeat(121), '3025 of 3000 bytes (UTF-8)'],
   ])('Bluesky refuses %s', async (_name, content, message) => {
     const answer = await draft(content, sky);
     expect(answer.status).toBe(400);
-    expect(answer.json).toEqual({ code: 'CONTENT_TOO_LONG', message: `rows[0].content for "Sky" (BLUESKY): ${message}` });
+    expect(answer.json).toEqual({ code: 'CONTENT_TOO_LONG', message: `rows[0].content: Too long for Bluesky (Sky): ${message}` });
   });
 
   it('LinkedIn allows 3000 characters, an emoji counting 2', async () => {
     expect((await draft('x'.repeat(3000), pro)).status).toBe(201);
-    expect((await draft('x'.repeat(3001), pro)).json.message).toBe('rows[0].content for "Pro" (LINKEDIN): 3001 characters; LinkedIn allows at most 3000');
-    expect((await draft('👍'.repeat(1501), pro)).json.message).toContain('3002 characters');
+    expect((await draft('x'.repeat(3001), pro)).json.message).toBe('rows[0].content: Too long for LinkedIn (Pro): 3001 of 3000 characters (UTF-16 code units)');
+    expect((await draft('👍'.repeat(1501), pro)).json.message).toContain('3002 of 3000 characters');
     // A first comment: 1250, LinkedIn's comment box.
     expect((await draft('ok', pro, { firstComment: 'c'.repeat(1250) })).status).toBe(201);
     expect((await draft('ok', pro, { firstComment: 'c'.repeat(1251) })).json).toEqual({
       code: 'CONTENT_TOO_LONG',
-      message: 'rows[0].firstComment for "Pro" (LINKEDIN): 1251 characters in a comment; LinkedIn allows at most 1250',
+      message: 'rows[0].firstComment: Too long for LinkedIn (Pro): 1251 of 1250 characters (UTF-16 code units)',
     });
   });
 
   it('checks thread parts, first comments and overrides against each channel', async () => {
     const long = 'y'.repeat(301);
     expect((await draft('ok', sky, { thread: [{ content: 'fine' }, { content: long }] })).json.message).toBe(
-      'rows[0].thread[1].content for "Sky" (BLUESKY): 301 graphemes; Bluesky allows at most 300',
+      'rows[0].thread[1].content: Too long for Bluesky (Sky): 301 of 300 characters (graphemes)',
     );
-    expect((await draft('ok', sky, { firstComment: long })).json.message).toContain('rows[0].firstComment for "Sky"');
+    expect((await draft('ok', sky, { firstComment: long })).json.message).toMatch(/^rows\[0\]\.firstComment: Too long for Bluesky \(Sky\)/);
     // An override replaces the content on its channel only.
     const both = await create(ws, {
       rows: [{ content: long, overrides: [{ integrationId: sky, content: 'short for Bluesky' }] }],
@@ -310,6 +311,22 @@ describe('platform rules', () => {
       postAction: 'DRAFT',
     });
     expect(both.status).toBe(201);
+  });
+
+  it('names, for a program, the field, the channel, the platform, the numbers and the unit; the dashboard shows the sentence alone under its field', async () => {
+    const answer = await create(ws, {
+      rows: [{ content: 'ok', overrides: [{ integrationId: pro, content: 'z'.repeat(3005) }] }],
+      shared: { selectedIntegrations: [sky, pro] },
+      postAction: 'DRAFT',
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.json).toEqual({ code: 'CONTENT_TOO_LONG', message: 'rows[0].overrides[0].content: Too long for LinkedIn (Pro): 3005 of 3000 characters (UTF-16 code units)' });
+    // What a page makes of it (src/dashboard/api.ts): the field it belongs under, and a sentence with no path, code or unit of a program.
+    const [part] = errorParts({ ...answer.json, status: answer.status });
+    expect(part).toMatchObject({ path: 'rows[0].overrides[0].content', field: 'rows', sentence: 'Too long for LinkedIn (Pro): 3005 of 3000 characters' });
+    expect(inWords(answer.json.message)).toBe('Too long for LinkedIn (Pro): 3005 of 3000 characters');
+    const thread = await create(ws, { rows: [{ content: 'ok', thread: [{ content: 'more' }] }], shared: { selectedIntegrations: [pro] }, postAction: 'DRAFT' });
+    expect(inWords(thread.json.message)).toBe('LinkedIn (Pro) has no threads: publish each part as a post of its own, or leave Pro out');
   });
 });
 
@@ -450,7 +467,7 @@ describe('over MCP', () => {
   it('answers the same errors as REST', async () => {
     const tooLong = await client.callTool({ name: 'createPost', arguments: { rows: [{ content: '👍'.repeat(301) }], shared: { selectedIntegrations: [sky] } } });
     expect(tooLong.isError).toBe(true);
-    expect(JSON.parse((tooLong.content as { text: string }[])[0]!.text)).toEqual({ code: 'CONTENT_TOO_LONG', message: 'rows[0].content for "Sky" (BLUESKY): 301 graphemes; Bluesky allows at most 300' });
+    expect(JSON.parse((tooLong.content as { text: string }[])[0]!.text)).toEqual({ code: 'CONTENT_TOO_LONG', message: 'rows[0].content: Too long for Bluesky (Sky): 301 of 300 characters (graphemes)' });
     const thread = await client.callTool({
       name: 'createPost',
       arguments: { rows: [{ content: 'Root', thread: [{ content: 'Part' }] }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'DRAFT' },
@@ -458,7 +475,7 @@ describe('over MCP', () => {
     expect(thread.isError).toBe(true);
     expect(JSON.parse((thread.content as { text: string }[])[0]!.text)).toEqual({
       code: 'VALIDATION_ERROR',
-      message: 'rows[0].thread for "Pro" (LINKEDIN): LinkedIn has no threads; publish each part as a post of its own, or leave this channel out',
+      message: 'rows[0].thread: LinkedIn (Pro) has no threads: publish each part as a post of its own, or leave Pro out',
     });
     const stringLimit = await client.callTool({ name: 'listPosts', arguments: { limit: '5' } });
     expect(JSON.parse((stringLimit.content as { text: string }[])[0]!.text).code).toBe('VALIDATION_ERROR');

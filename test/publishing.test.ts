@@ -438,6 +438,8 @@ describe('publishing', () => {
     expect(failed).toMatchObject({ status: 'FAILED', retryCount: 3 });
     expect(failed!.failureReason).toMatch(/^Bluesky did not answer \(gave up after 3 retries\)$/);
     expect(await job()).toEqual([]);
+    // Failed for good: no next attempt.
+    expect((await sql`SELECT next_attempt_at FROM schedules WHERE id = ${schedule!.id}`)[0]!.nextAttemptAt).toBeNull();
 
     await setServiceUrl(flaky.pdsUrl);
     const retried = await rest(`/posts/schedules/${schedule!.id}/retry`, { method: 'POST' });
@@ -446,6 +448,56 @@ describe('publishing', () => {
     // A user's retry renews the automatic ones: a transient failure now would be retried again.
     expect(published).toMatchObject({ status: 'PUBLISHED', failureReason: null, retryCount: 0 });
     expect((await postsOf(flaky)).map((post) => (post.value as any).text)).toEqual(['Out once the PDS is back']);
+  });
+
+  it('a retry waiting says when: nextAttemptAt is its job\'s time, cleared by a reschedule by hand and once an attempt publishes it', async () => {
+    const flaky = await createAccount();
+    const id = await connectThroughForm(flaky);
+    const secrets = secretsFrom(parseEncryptionKey(service.service.core.app.config.encryptionKey!));
+    const setServiceUrl = async (serviceUrl: string) => {
+      const [row] = await sql<{ credentials: Buffer }[]>`SELECT credentials FROM integrations WHERE id = ${id}`;
+      const credentials = { ...JSON.parse(secrets.open(row!.credentials).toString()), serviceUrl };
+      await sql`UPDATE integrations SET credentials = ${secrets.seal(Buffer.from(JSON.stringify(credentials)))} WHERE id = ${id}`;
+    };
+    await setServiceUrl('http://127.0.0.1:9');
+    const [schedule] = await createPost({ content: 'Out on its second attempt' }, [id]);
+    const key = `publish-schedule:${schedule!.id}`;
+    const [waiting] = await eventually(
+      () => sql<{ status: string; retryCount: number; nextAttemptAt: Date | null; runAt: Date | null }[]>`
+        SELECT s.status, s.retry_count, s.next_attempt_at, j.run_at FROM schedules s
+        LEFT JOIN graphile_worker.jobs j ON j.key = ${key} WHERE s.id = ${schedule!.id}`,
+      ([row]) => row!.retryCount === 1 && row!.status === 'SCHEDULED',
+      15_000,
+    );
+    // Set with the retry's job, in its transaction: the same instant.
+    expect(waiting!.nextAttemptAt).not.toBeNull();
+    expect(waiting!.nextAttemptAt!.getTime()).toBe(waiting!.runAt!.getTime());
+    expect(waiting!.nextAttemptAt!.getTime() - Date.now()).toBeGreaterThan(20_000);
+    // The Schedule shows it.
+    const { postId } = (await sql<{ postId: string }[]>`SELECT post_id FROM schedules WHERE id = ${schedule!.id}`)[0]!;
+    const shown = await rest(`/posts/${postId}`);
+    expect(shown.status, shown.text).toBe(200);
+    expect(shown.json.schedules[0]).toMatchObject({ status: 'SCHEDULED', retryCount: 1, nextAttemptAt: waiting!.nextAttemptAt!.toISOString() });
+
+    // Rescheduled by hand: its job moves to the new time, and the automatic retry's time goes.
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    expect((await rest(`/posts/schedules/${schedule!.id}/reschedule`, { method: 'POST', body: { scheduledAt: later } })).status).toBe(200);
+    expect((await sql`SELECT next_attempt_at FROM schedules WHERE id = ${schedule!.id}`)[0]!.nextAttemptAt).toBeNull();
+
+    // Refused again, then the PDS is back: the retry (run now rather than in 30 s) publishes it, and clears the time.
+    await sql`UPDATE schedules SET scheduled_at = now() WHERE id = ${schedule!.id}`;
+    await sql`SELECT graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', ${schedule!.id}::uuid), job_key := ${key})`;
+    await eventually(
+      () => sql<{ retryCount: number; nextAttemptAt: Date | null }[]>`SELECT retry_count, next_attempt_at FROM schedules WHERE id = ${schedule!.id}`,
+      ([row]) => row!.retryCount === 2 && row!.nextAttemptAt !== null,
+      15_000,
+    );
+    await setServiceUrl(flaky.pdsUrl);
+    await sql`UPDATE graphile_worker._private_jobs SET run_at = now() WHERE key = ${key}`;
+    const [published] = await settled([schedule!.id]);
+    expect(published).toMatchObject({ status: 'PUBLISHED', retryCount: 2, failureReason: null });
+    expect((await sql`SELECT next_attempt_at FROM schedules WHERE id = ${schedule!.id}`)[0]!.nextAttemptAt).toBeNull();
+    expect((await rest(`/posts/${postId}`)).json.schedules[0]).toMatchObject({ status: 'PUBLISHED', nextAttemptAt: null });
   });
 
   it('the abort signal a job is given ends its platform calls: nothing is sent once the worker shuts down', async () => {

@@ -434,15 +434,15 @@ describe('media on posts', () => {
     const five = await mediaIds(5);
     const tooMany = await createPost({ media: five.map((id) => ({ id })) }, [sky]);
     expect(tooMany.status, tooMany.text).toBe(400);
-    expect(tooMany.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: expect.stringContaining('Bluesky allows at most 4 images per post; 5 given') });
+    expect(tooMany.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: 'rows[0].media: Too many images for Bluesky (Sky): 5, and it takes at most 4' });
     expect((await createPost({ media: five.map((id) => ({ id })) }, [pro])).status).toBe(201);
 
     const longAlt = await createPost({ media: [{ id: five[0], altText: 'é'.repeat(2001) }] }, [sky]);
-    expect(longAlt.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: expect.stringContaining('rows[0].media for "Sky" (BLUESKY): media[0].altText has 2001 graphemes') });
+    expect(longAlt.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: 'rows[0].media[0].altText: The alt text of image 1 is too long for Bluesky (Sky): 2001 of 2000 characters (graphemes)' });
 
     const [webp] = await mediaIds(1, 'webp');
     const onLinkedIn = await createPost({ media: [{ id: webp }] }, [sky, pro]);
-    expect(onLinkedIn.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: expect.stringContaining('LinkedIn takes JPEG, PNG and GIF images') });
+    expect(onLinkedIn.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: expect.stringContaining('rows[0].media[0]: Image 1 is a WebP image; LinkedIn (Pro) takes JPEG, PNG and GIF images (image/webp)') });
 
     const unknown = await createPost({ media: [{ id: '00000000-0000-4000-8000-000000000000' }] }, [sky]);
     expect(unknown.status).toBe(404);

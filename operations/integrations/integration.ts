@@ -32,6 +32,20 @@ export const Integration = z
     expiresAt: timestamp.nullable(),
     autoRefreshUnavailable: z.boolean(),
     hasFailedSchedules: z.boolean().meta({ description: 'True while any schedule of this channel is FAILED.' }),
+    failingSchedules: z.number().int().meta({
+      description:
+        'How many schedules of this channel failed and are not settled: FAILED, or waiting to be tried again automatically (`nextAttemptAt` set). ' +
+        'GET /posts?failing=true&integrationId={id} lists their posts. 0 for a healthy channel.',
+    }),
+    lastFailure: z
+      .object({
+        at: timestamp.nullable().meta({ description: 'When its failed attempt began (`lastAttempt`); null for a thread part failed with the part before it.' }),
+        reason: z.string().nullable().meta({ description: 'Its `failureReason`: what the platform (or the service) said.' }),
+        scheduleId: uuid,
+        retrying: z.boolean().meta({ description: 'True while it waits to be tried again automatically; false once FAILED.' }),
+      })
+      .nullable()
+      .meta({ description: 'The latest of the failing schedules `failingSchedules` counts; null when there are none.' }),
   })
   .meta({ id: 'Integration' });
 
@@ -48,6 +62,8 @@ export interface IntegrationRow {
   expiresAt: Date | null;
   autoRefreshUnavailable: boolean;
   hasFailedSchedules: boolean;
+  failingSchedules: number;
+  lastFailure: { at: string | null; reason: string | null; scheduleId: string; retrying: boolean } | null;
 }
 
 /** How long before a token that cannot be refreshed expires its tokenStatus says EXPIRING. */
@@ -62,8 +78,18 @@ export function selectIntegrations(db: Sql, workspaceId: string, id?: string) {
         WHEN i.expires_at <= now() + ${EXPIRY_WARNING_DAYS} * interval '1 day' THEN 'EXPIRING'
         ELSE 'VALID' END AS token_status,
       i.last_validated_at, i.expires_at, i.auto_refresh_unavailable,
-      EXISTS (SELECT 1 FROM schedules s WHERE s.integration_id = i.id AND s.status = 'FAILED') AS has_failed_schedules
+      EXISTS (SELECT 1 FROM schedules s WHERE s.integration_id = i.id AND s.status = 'FAILED') AS has_failed_schedules,
+      failing.count AS failing_schedules, failing.last AS last_failure
     FROM integrations i
+    -- The channel's failing schedules, from schedules_failing_idx alone but the latest's row: a few index entries each.
+    CROSS JOIN LATERAL (
+      SELECT count(*)::int AS count,
+        (SELECT json_build_object('at', api_time(s.last_attempt), 'reason', s.failure_reason, 'scheduleId', s.id, 'retrying', s.status <> 'FAILED')
+          FROM schedules s WHERE s.organization_id = i.organization_id AND s.integration_id = i.id
+            AND (s.status = 'FAILED' OR s.next_attempt_at IS NOT NULL)
+          ORDER BY s.last_attempt DESC NULLS LAST LIMIT 1) AS last
+      FROM schedules s WHERE s.organization_id = i.organization_id AND s.integration_id = i.id
+        AND (s.status = 'FAILED' OR s.next_attempt_at IS NOT NULL)) failing
     WHERE i.organization_id = ${workspaceId} ${id ? db`AND i.id = ${id}` : db``}
     ORDER BY i.created_at, i.id`;
 }

@@ -8,7 +8,10 @@ export default defineOperation({
   path: '/integrations',
   visibility: 'public',
   summary: 'The channels connected to the workspace',
-  description: 'Every integration of the workspace, oldest first. `hasFailedSchedules` is true while any of its schedules is FAILED.',
+  description:
+    'Every integration of the workspace, oldest first. `hasFailedSchedules` is true while any of its schedules is FAILED; ' +
+    '`failingSchedules` counts those FAILED or waiting to be tried again automatically, and `lastFailure` says the latest one\'s reason ' +
+    '(GET /posts?failing=true&integrationId={id} lists their posts).',
   output: z.array(Integration),
   async handler(_input, { db, auth }) {
     return (await selectIntegrations(db, auth.workspaceId)).map(toIntegration);

@@ -10,7 +10,7 @@ import { text, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { enqueuePublish } from '../../src/worker/queue.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
-import { approvalStatus, canSchedule, type ScheduleStatus } from './post.js';
+import { approvalStatus, canSchedule, writtenBy, type ScheduleStatus } from './post.js';
 import { imagesOf, mediaList, missingMedia, setAttachments } from './attachments.js';
 import { contentTooLong, count, mediaRuleViolated, spendQuotas, threadRefused } from './refusals.js';
 import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
@@ -187,6 +187,7 @@ export default defineOperation({
         id: randomUUID(),
         organizationId: auth.workspaceId,
         userId: auth.userId,
+        ...writtenBy(auth.principal),
         content: row.content,
         isEvergreen: row.isEvergreen ?? false,
       }));

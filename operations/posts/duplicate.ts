@@ -5,6 +5,7 @@ import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { idOf, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 import { recordPostEvents } from '../events/event.js';
+import { writtenBy } from './post.js';
 
 export default defineOperation({
   id: 'duplicatePost',
@@ -22,10 +23,12 @@ export default defineOperation({
   errors: ['NOT_FOUND'],
   async handler({ id }, { db, storage, auth, fail }) {
     const postId = randomUUID();
+    const author = writtenBy(auth.principal);
     const copied = await db.begin(async (tx) => {
       const [post] = await tx`
-        INSERT INTO posts (id, organization_id, user_id, content, is_evergreen)
-        SELECT ${postId}, organization_id, ${auth.userId}, content, is_evergreen FROM posts WHERE id = ${id} AND organization_id = ${auth.workspaceId}
+        INSERT INTO posts (id, organization_id, user_id, created_by_kind, api_key_id, api_key_name, content, is_evergreen)
+        SELECT ${postId}, organization_id, ${auth.userId}, ${author.createdByKind}, ${author.apiKeyId}, ${author.apiKeyName}, content, is_evergreen
+        FROM posts WHERE id = ${id} AND organization_id = ${auth.workspaceId}
         RETURNING id`;
       if (!post) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
       await tx`

@@ -29,7 +29,8 @@ export default defineOperation({
   summary: 'The posts of the workspace, newest first, a page at a time',
   description: [
     'Newest first (then by id). Filters combine with AND; the values of one array filter with OR. `status`, `platform`,',
-    '`dateFrom` and `dateTo` select posts that have one schedule meeting all of them at once (e.g. FAILED on LINKEDIN',
+    '`dateFrom`, `dateTo`, `failing` and `integrationId` select posts that have one schedule meeting all of them at once',
+    '(e.g. FAILED on LINKEDIN',
     'this week). `dateFrom` and `dateTo` bound that schedule\'s `scheduledAt`, both inclusive: an ISO 8601 date-time, or',
     'a date (`2026-11-23`) meaning that whole day in the workspace\'s time zone. `search` matches the post content,',
     'case-insensitively, anywhere in it. `tagIds`: posts carrying any of the tags. Array parameters take repeated keys',
@@ -65,6 +66,17 @@ export default defineOperation({
         .max(50)
         .optional()
         .meta({ description: 'Only posts carrying any of these tags (tag ids); repeated keys or comma-separated values.' }),
+      failing: z.boolean().optional().meta({
+        description:
+          'true: only posts with a schedule that failed: FAILED, or waiting to be tried again automatically (SCHEDULED with `nextAttemptAt`). ' +
+          'The schedules an Integration\'s `failingSchedules` counts.',
+      }),
+      integrationId: z
+        .array(uuid)
+        .min(1)
+        .max(50)
+        .optional()
+        .meta({ description: 'Only posts with a schedule on one of these channels (integration ids); repeated keys or comma-separated values.' }),
     }),
   },
   output: z.object({
@@ -78,9 +90,10 @@ export default defineOperation({
       hasPreviousPage: z.boolean(),
     }),
   }),
-  async handler({ page, limit, status, search, platform, dateFrom, dateTo, tagIds }, { db, storage, renders, auth }) {
+  async handler({ page, limit, status, search, platform, dateFrom, dateTo, tagIds, failing, integrationId }, { db, storage, renders, auth }) {
     const zone = workspaceZone(db, auth.workspaceId);
-    const dated = Boolean(dateFrom || dateTo);
+    // Filtered by what one schedule is (`dated` below): its time, its failure or its channel, which no facet holds.
+    const dated = Boolean(dateFrom || dateTo || failing || integrationId?.length);
     // Without dates, `status` and `platform` are facts of the post as a whole: its facets (migrations/015_post_facets.sql).
     const facets = !dated && (status?.length || platform?.length)
       ? db`(SELECT bit_or(schedule_facet(st, pl)) FROM unnest(${status ?? SCHEDULE_STATUSES}::text[]) AS st, unnest(${platform ?? PLATFORMS}::text[]) AS pl)`
@@ -88,6 +101,9 @@ export default defineOperation({
     const scheduleFilters = [
       status?.length ? db`AND s.status = ANY(${status}::text[])` : null,
       platform?.length ? db`AND i.platform = ANY(${platform}::text[])` : null,
+      // The predicate of schedules_failing_idx (migrations/026_next_attempt.sql): few rows, found from it.
+      failing ? db`AND (s.status = 'FAILED' OR s.next_attempt_at IS NOT NULL)` : null,
+      integrationId?.length ? db`AND s.integration_id = ANY(${integrationId}::uuid[])` : null,
       dateFrom ? db`AND s.scheduled_at >= ${instantOf(db, dateFrom, zone)}` : null,
       // A date includes its whole day; a date-time is included itself.
       dateTo

@@ -1,5 +1,6 @@
 import type { PendingQuery, Row } from 'postgres';
 import { z } from 'zod';
+import type { Principal } from '../../src/auth/principal.js';
 import type { Sql } from '../../src/db/index.js';
 import { timestamp, uuid } from '../../src/registry/fields.js';
 import { platform, tokenStatus } from '../integrations/integration.js';
@@ -52,6 +53,11 @@ export const Schedule = z.object({
   releaseUrl: z.string().nullable(),
   retryCount: z.number().int(),
   lastAttempt: timestamp.nullable(),
+  nextAttemptAt: timestamp.nullable().meta({
+    description:
+      'When a failed attempt is tried again automatically (the schedule is SCHEDULED, `failureReason` says which attempt failed); ' +
+      'null otherwise: cleared when an attempt begins, and when it is rescheduled, retried by hand or held for approval.',
+  }),
   threadRootScheduleId: uuid.nullable().meta({ description: 'For a thread part: the thread\'s first schedule; null for that one.' }),
   threadOrder: z.number().int().meta({ description: '0 for the thread\'s first schedule (every schedule without a thread), then 1, 2...' }),
   approvalStatus,
@@ -92,10 +98,31 @@ export const Post = z
     tags: z.array(z.object({ id: uuid, name: z.string(), slug: z.string() })),
     schedules: z.array(PostSchedule).meta({ description: 'One per target channel, thread parts after their first schedule.' }),
     user: z.object({ id: uuid, name: z.string(), email: z.string() }).nullable(),
+    createdBy: z
+      .object({
+        kind: z.enum(['key', 'member']).meta({ description: '`key`: written with an API key (an agent, a script); `member`: by a member, in the dashboard or the command line.' }),
+        name: z.string().nullable().meta({
+          description:
+            'For `key`: the key\'s name (its current one; a revoked key keeps it; the name it had then once the key no longer exists). ' +
+            'For `member`: the member\'s name; null once that user no longer exists.',
+        }),
+        apiKeyId: uuid.nullable().meta({ description: 'For `key`: the key (as GET /api-keys lists it); null once it no longer exists, and for `member`.' }),
+      })
+      .nullable()
+      .meta({ description: 'How the post was written: with which API key, or by a member. Null for posts written before Postwise recorded it.' }),
   })
   .meta({ id: 'Post' });
 
 export type PostOutput = z.input<typeof Post>;
+
+/**
+ * How a post records who wrote it (migration 027): with an API key (the key, and its name then, kept should the key's
+ * row go), or as a member (the dashboard, a signed-in command line, the admin command acting for a member).
+ */
+export const writtenBy = (principal: Principal) =>
+  principal.kind === 'apiKey'
+    ? { createdByKind: 'key', apiKeyId: principal.keyId, apiKeyName: principal.keyName }
+    : { createdByKind: 'member', apiKeyId: null, apiKeyName: null };
 
 /**
  * The Schedule fields of a row `s` of schedules, as the select list of a subquery whose row becomes the JSON
@@ -110,7 +137,8 @@ export const scheduleColumns = (db: Sql, mediaUrls = db`'[]'::json`) => db`
   s.failure_reason AS "failureReason", s.failure_detail AS "failureDetail", api_time(s.platform_deleted_at) AS "platformDeletedAt",
   s.scheduled_content AS "scheduledContent", s.first_comment AS "firstComment", s.settings AS "settings",
   ${mediaUrls} AS "attachmentMediaUrls", s.platform_post_id AS "platformPostId", s.release_url AS "releaseUrl",
-  s.retry_count AS "retryCount", api_time(s.last_attempt) AS "lastAttempt", s.thread_root_schedule_id AS "threadRootScheduleId",
+  s.retry_count AS "retryCount", api_time(s.last_attempt) AS "lastAttempt",
+  api_time(s.next_attempt_at) AS "nextAttemptAt", s.thread_root_schedule_id AS "threadRootScheduleId",
   s.thread_order AS "threadOrder", s.approval_status AS "approvalStatus", api_time(s.approval_requested_at) AS "approvalRequestedAt",
   api_time(s.approval_completed_at) AS "approvalCompletedAt", api_time(s.created_at) AS "createdAt", api_time(s.updated_at) AS "updatedAt"`;
 
@@ -139,7 +167,8 @@ export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, 
 /**
  * The fingerprints (src/registry/render-cache.ts) of the workspace's posts among `ids`, as JSON text: an object of fingerprints
  * by post id. Each covers every row its render reads: the post and its author, its schedules and their channels, its
- * tags, its attachments and their media. Scoped to the workspace, so that a post kept for one workspace is never
+ * tags, its attachments and their media; of the API key it was written with, the name alone (the key's row changes
+ * every second the key is used: its last use). Scoped to the workspace, so that a post kept for one workspace is never
  * served to another.
  *
  * The workspace is a filter of the aggregate rather than of the rows, so that the statement's estimates depend only on
@@ -148,13 +177,13 @@ export async function loadPosts(db: Sql, storage: Storage, workspaceId: string, 
  * more than running it (docs/benchmarks.md).
  */
 const postFingerprints = (db: Sql, workspaceId: string, ids: string[]) => db<[{ fingerprints: string }]>`
-  SELECT coalesce(json_object_agg(p.id, md5(concat_ws('|', p.xmin, u.xmin,
+  SELECT coalesce(json_object_agg(p.id, md5(concat_ws('|', p.xmin, u.xmin, k.name,
     (SELECT string_agg(concat(s.id, ':', s.xmin, ':', i.xmin), ',' ORDER BY s.id)
       FROM schedules s JOIN integrations i ON i.id = s.integration_id WHERE s.post_id = p.id),
     (SELECT string_agg(concat(pt.tag_id, ':', pt.xmin, ':', t.xmin), ',' ORDER BY pt.tag_id)
       FROM post_tags pt JOIN tags t ON t.id = pt.tag_id WHERE pt.post_id = p.id),
     ${attachmentsFingerprint(db, db`p.id`)}))) FILTER (WHERE p.organization_id = ${workspaceId}), '{}')::text AS fingerprints
-  FROM posts p LEFT JOIN users u ON u.id = p.user_id
+  FROM posts p LEFT JOIN users u ON u.id = p.user_id LEFT JOIN api_keys k ON k.id = p.api_key_id
   WHERE p.id = ANY(${ids}::uuid[])`;
 
 /** How much of the posts list's renders a process keeps: some thousands of posts of a few hundred characters. */
@@ -177,7 +206,7 @@ async function renderPosts(db: Sql, storage: Storage, workspaceId: string, ids: 
   const [posts, schedules, tags, attachments] = await Promise.all([
     db<{ post: string }[]>`
       SELECT row_to_json(api)::text AS post
-      FROM posts p LEFT JOIN users u ON u.id = p.user_id
+      FROM posts p LEFT JOIN users u ON u.id = p.user_id LEFT JOIN api_keys k ON k.id = p.api_key_id
       CROSS JOIN LATERAL (
         SELECT p.id AS "id", p.content AS "content", p.organization_id AS "organizationId", p.user_id AS "userId",
           p.origin_source_post_id AS "originSourcePostId", p.is_evergreen AS "isEvergreen", api_time(p.last_recycled_at) AS "lastRecycledAt",
@@ -187,7 +216,11 @@ async function renderPosts(db: Sql, storage: Storage, workspaceId: string, ids: 
           p.approval_reviewer_id AS "approvalReviewerId", p.approval_note AS "approvalNote",
           api_time(p.created_at) AS "createdAt", api_time(p.updated_at) AS "updatedAt",
           '[]'::json AS "attachments", NULL::json AS "collab", '[]'::json AS "tags", '[]'::json AS "schedules",
-          CASE WHEN u.id IS NOT NULL THEN json_build_object('id', u.id, 'name', u.name, 'email', u.email) END AS "user"
+          CASE WHEN u.id IS NOT NULL THEN json_build_object('id', u.id, 'name', u.name, 'email', u.email) END AS "user",
+          CASE p.created_by_kind
+            WHEN 'key' THEN json_build_object('kind', 'key', 'name', coalesce(k.name, p.api_key_name), 'apiKeyId', k.id)
+            WHEN 'member' THEN json_build_object('kind', 'member', 'name', u.name, 'apiKeyId', NULL)
+          END AS "createdBy"
       ) api
       WHERE p.id = ANY(${ids}::uuid[]) AND p.organization_id = ${workspaceId}`,
     db<{ schedule: string }[]>`

@@ -1,6 +1,6 @@
 import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';
-import { contentTooLongMessage, mediaRuleMessage, threadRefusedMessage } from '../../src/platforms/rules.js';
+import { contentTooLong as tooLong, mediaRule, refusalMessage, threadRefused as noThreads, type AttachedImage, type Refusal } from '../../src/platforms/rules.js';
 import { spendQuota } from './quota.js';
 
 /** "1 post", "2 posts" */
@@ -10,12 +10,16 @@ export function count(n: number, noun: string): string {
 
 /**
  * Why a channel's platform refuses `text` (CONTENT_TOO_LONG), its images (MEDIA_RULE_VIOLATED) or thread parts
- * (VALIDATION_ERROR: the contract has no closer code), or undefined: the field, the channel and the rule. Worded in
- * src/platforms/rules.ts, which the dashboard's composer shares, so that it says the same before anything is sent.
+ * (VALIDATION_ERROR: the contract has no closer code), or undefined: the field, then the refusal in words with the
+ * channel, the platform and the numbers (`rows[0].content: Too long for Bluesky (Sky): 301 of 300 characters
+ * (graphemes)`). Made in src/platforms/rules.ts, which the dashboard's composer shares, so that it says the same
+ * before anything is sent, and a page shows the sentence under the field without the path.
  */
-export const contentTooLong = contentTooLongMessage;
-export const mediaRuleViolated = mediaRuleMessage;
-export const threadRefused = threadRefusedMessage;
+type Channel = { name: string; platform: Platform };
+const message = (refusal: Refusal | undefined) => refusal && refusalMessage(refusal);
+export const contentTooLong = (field: string, channel: Channel, text: string, as: 'post' | 'comment' = 'post') => message(tooLong(field, channel, text, as));
+export const mediaRuleViolated = (field: string, channel: Channel, images: AttachedImage[]) => message(mediaRule(field, channel, images));
+export const threadRefused = (field: string, channel: Channel, part?: number) => message(noThreads(field, channel, part));
 
 /**
  * Spends the monthly quota for `posts` per platform, platforms in name order (the lock order every caller keeps,

@@ -127,7 +127,7 @@ export default defineOperation({
         const schedule = schedules.find((candidate) => candidate.id === edit.id);
         if (!schedule) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: body.schedules[${index}].id is not a schedule of this post`);
         if (!editable(schedule)) return fail('INVALID_STATE', `body.schedules[${index}]: the schedule ${frozenReason(schedule)}`);
-        const noThreads = schedule.threadOrder > 0 ? threadRefused(`body.schedules[${index}] (thread part ${schedule.threadOrder})`, schedule) : undefined;
+        const noThreads = schedule.threadOrder > 0 ? threadRefused(`body.schedules[${index}]`, schedule, schedule.threadOrder) : undefined;
         if (noThreads) return fail('VALIDATION_ERROR', noThreads);
         if (edit.content !== undefined) check(`body.schedules[${index}].content`, edit.content, schedule);
         updates.push(edit);
@@ -154,7 +154,7 @@ export default defineOperation({
       }
       // Thread parts on a platform without threads (written before such threads were refused) never go live.
       const part = change.postAction ? schedules.find((s) => s.threadOrder > 0 && s.status === 'DRAFT' && threadRefused('', s)) : undefined;
-      if (part) return fail('VALIDATION_ERROR', threadRefused(`body.postAction (thread part ${part.threadOrder})`, part)!);
+      if (part) return fail('VALIDATION_ERROR', threadRefused('body.postAction', part, part.threadOrder)!);
       // A post waiting for review, or rejected, stays held whatever the rules say now; a rule holds what it makes live.
       const held = post.approvalStatus === 'pending_review' || post.approvalStatus === 'rejected';
       const rule = await approvalRule(tx, auth.principal);

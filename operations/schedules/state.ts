@@ -18,13 +18,15 @@ export type Move = keyof typeof MOVES;
 
 /**
  * The SET items by which retry and reschedule make a FAILED schedule live again as new: SCHEDULED, its failure cleared,
- * its automatic retries renewed. Any other status is kept as it is.
+ * its automatic retries renewed. Any other status is kept as it is. A waiting automatic retry's time (next_attempt_at)
+ * is cleared whatever the status: the publish job moves to the time given.
  */
 export const liveAgain = (tx: Sql) => tx`
   status = CASE status WHEN 'FAILED' THEN 'SCHEDULED' ELSE status END,
   failure_reason = CASE status WHEN 'FAILED' THEN NULL ELSE failure_reason END,
   failure_detail = CASE status WHEN 'FAILED' THEN NULL ELSE failure_detail END,
-  retry_count = CASE status WHEN 'FAILED' THEN 0 ELSE retry_count END`;
+  retry_count = CASE status WHEN 'FAILED' THEN 0 ELSE retry_count END,
+  next_attempt_at = NULL`;
 
 export interface LockedSchedule {
   id: string;

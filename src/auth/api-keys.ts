@@ -36,8 +36,8 @@ export function keyAuthenticator(db: Sql): Authenticate {
     const batch = pending;
     pending = new Map();
     try {
-      const rows = await db<{ keyHash: string; id: string; userId: string; organizationId: string }[]>`
-        SELECT encode(k.key_hash, 'hex') AS key_hash, k.id, k.user_id, k.organization_id
+      const rows = await db<{ keyHash: string; id: string; name: string; userId: string; organizationId: string }[]>`
+        SELECT encode(k.key_hash, 'hex') AS key_hash, k.id, k.name, k.user_id, k.organization_id
         FROM api_keys k
         JOIN memberships m ON m.organization_id = k.organization_id AND m.user_id = k.user_id
         WHERE k.key_hash IN (SELECT decode(hash, 'hex') FROM unnest(${[...batch.keys()]}::text[]) AS hash)
@@ -45,7 +45,9 @@ export function keyAuthenticator(db: Sql): Authenticate {
       const found = new Map(rows.map((row) => [row.keyHash, row]));
       for (const [hash, waiters] of batch) {
         const row = found.get(hash);
-        const principal: Principal | null = row ? { kind: 'apiKey', keyId: row.id, userId: row.userId, workspaceId: row.organizationId } : null;
+        const principal: Principal | null = row
+          ? { kind: 'apiKey', keyId: row.id, keyName: row.name, userId: row.userId, workspaceId: row.organizationId }
+          : null;
         for (const waiter of waiters) waiter.resolve(principal);
       }
     } catch (error) {

@@ -409,7 +409,7 @@ export interface paths {
         };
         /**
          * The channels connected to the workspace
-         * @description Every integration of the workspace, oldest first. `hasFailedSchedules` is true while any of its schedules is FAILED.
+         * @description Every integration of the workspace, oldest first. `hasFailedSchedules` is true while any of its schedules is FAILED; `failingSchedules` counts those FAILED or waiting to be tried again automatically, and `lastFailure` says the latest one's reason (GET /posts?failing=true&integrationId={id} lists their posts).
          */
         get: operations["listIntegrations"];
         put?: never;
@@ -418,6 +418,26 @@ export interface paths {
          * @description The channel is ACTIVE with tokenStatus MISSING: posts can be scheduled to it, and publishing to it fails with a clear reason. Real channels are connected through `POST /integrations/connect`. Internal (admin command).
          */
         post: operations["createIntegration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platforms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The platforms channels can be connected to on this server, and what the others need
+         * @description Every platform, in a fixed order: whether `POST /integrations/connect` can connect it here (`connectable`), and when not, why (`unavailableReason`) and which server settings it needs (`settings`). LinkedIn is connectable only on a server with a LinkedIn app's client (LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET); its `redirectUri` is the one to register in that app.
+         */
+        get: operations["listPlatforms"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -534,7 +554,8 @@ export interface paths {
         /**
          * The posts of the workspace, newest first, a page at a time
          * @description Newest first (then by id). Filters combine with AND; the values of one array filter with OR. `status`, `platform`,
-         *     `dateFrom` and `dateTo` select posts that have one schedule meeting all of them at once (e.g. FAILED on LINKEDIN
+         *     `dateFrom`, `dateTo`, `failing` and `integrationId` select posts that have one schedule meeting all of them at once
+         *     (e.g. FAILED on LINKEDIN
          *     this week). `dateFrom` and `dateTo` bound that schedule's `scheduledAt`, both inclusive: an ISO 8601 date-time, or
          *     a date (`2026-11-23`) meaning that whole day in the workspace's time zone. `search` matches the post content,
          *     case-insensitively, anywhere in it. `tagIds`: posts carrying any of the tags. Array parameters take repeated keys
@@ -1261,6 +1282,18 @@ export interface components {
                 name: string;
                 email: string;
             } | null;
+            /** @description How the post was written: with which API key, or by a member. Null for posts written before Postwise recorded it. */
+            createdBy: {
+                /**
+                 * @description `key`: written with an API key (an agent, a script); `member`: by a member, in the dashboard or the command line.
+                 * @enum {string}
+                 */
+                kind: "key" | "member";
+                /** @description For `key`: the key's name (its current one; a revoked key keeps it; the name it had then once the key no longer exists). For `member`: the member's name; null once that user no longer exists. */
+                name: string | null;
+                /** @description For `key`: the key (as GET /api-keys lists it); null once it no longer exists, and for `member`. */
+                apiKeyId: string | null;
+            } | null;
         };
         Attachment: {
             /** Format: uuid */
@@ -1379,6 +1412,8 @@ export interface components {
             releaseUrl: string | null;
             retryCount: number;
             lastAttempt: string | null;
+            /** @description When a failed attempt is tried again automatically (the schedule is SCHEDULED, `failureReason` says which attempt failed); null otherwise: cleared when an attempt begins, and when it is rescheduled, retried by hand or held for approval. */
+            nextAttemptAt: string | null;
             /** @description For a thread part: the thread's first schedule; null for that one. */
             threadRootScheduleId: string | null;
             /** @description 0 for the thread's first schedule (every schedule without a thread), then 1, 2... */
@@ -1426,6 +1461,19 @@ export interface components {
             autoRefreshUnavailable: boolean;
             /** @description True while any schedule of this channel is FAILED. */
             hasFailedSchedules: boolean;
+            /** @description How many schedules of this channel failed and are not settled: FAILED, or waiting to be tried again automatically (`nextAttemptAt` set). GET /posts?failing=true&integrationId={id} lists their posts. 0 for a healthy channel. */
+            failingSchedules: number;
+            /** @description The latest of the failing schedules `failingSchedules` counts; null when there are none. */
+            lastFailure: {
+                /** @description When its failed attempt began (`lastAttempt`); null for a thread part failed with the part before it. */
+                at: string | null;
+                /** @description Its `failureReason`: what the platform (or the service) said. */
+                reason: string | null;
+                /** Format: uuid */
+                scheduleId: string;
+                /** @description True while it waits to be tried again automatically; false once FAILED. */
+                retrying: boolean;
+            } | null;
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -1629,6 +1677,25 @@ export interface components {
             /** @description The one-time link; never shown again. */
             url: string;
         };
+        Platform: {
+            /** @enum {string} */
+            platform: "BLUESKY" | "LINKEDIN";
+            /** @description How the platform is named to people: Bluesky, LinkedIn. */
+            name: string;
+            /**
+             * @description `app-password`: a handle and an app password, given on this service's connect page (or `POST /integrations/bluesky`); `oauth`: the platform's own consent page.
+             * @enum {string}
+             */
+            connectMethod: "app-password" | "oauth";
+            /** @description Whether `POST /integrations/connect` can connect it on this server now. */
+            connectable: boolean;
+            /** @description Why it cannot be connected (the message `POST /integrations/connect` answers), naming the settings to set; null when it can. */
+            unavailableReason: string | null;
+            /** @description The server's settings (environment variables) connecting it needs, such as LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET; [] when it needs none. Set by whoever runs the server (docs/publishing.md#linkedin). */
+            settings: string[];
+            /** @description For an OAuth platform: the redirect URI to register in the platform's app ({PUBLIC_URL}/oauth/<platform>/callback); null otherwise. */
+            redirectUri: string | null;
+        };
         CreatedPosts: {
             /**
              * Format: uuid
@@ -1751,6 +1818,8 @@ export interface components {
             releaseUrl: string | null;
             retryCount: number;
             lastAttempt: string | null;
+            /** @description When a failed attempt is tried again automatically (the schedule is SCHEDULED, `failureReason` says which attempt failed); null otherwise: cleared when an attempt begins, and when it is rescheduled, retried by hand or held for approval. */
+            nextAttemptAt: string | null;
             /** @description For a thread part: the thread's first schedule; null for that one. */
             threadRootScheduleId: string | null;
             /** @description 0 for the thread's first schedule (every schedule without a thread), then 1, 2... */
@@ -1870,6 +1939,8 @@ export interface components {
                 releaseUrl: string | null;
                 retryCount: number;
                 lastAttempt: string | null;
+                /** @description When a failed attempt is tried again automatically (the schedule is SCHEDULED, `failureReason` says which attempt failed); null otherwise: cleared when an attempt begins, and when it is rescheduled, retried by hand or held for approval. */
+                nextAttemptAt: string | null;
                 /** @description For a thread part: the thread's first schedule; null for that one. */
                 threadRootScheduleId: string | null;
                 /** @description 0 for the thread's first schedule (every schedule without a thread), then 1, 2... */
@@ -1915,6 +1986,18 @@ export interface components {
                 id: string;
                 name: string;
                 email: string;
+            } | null;
+            /** @description How the post was written: with which API key, or by a member. Null for posts written before Postwise recorded it. */
+            createdBy: {
+                /**
+                 * @description `key`: written with an API key (an agent, a script); `member`: by a member, in the dashboard or the command line.
+                 * @enum {string}
+                 */
+                kind: "key" | "member";
+                /** @description For `key`: the key's name (its current one; a revoked key keeps it; the name it had then once the key no longer exists). For `member`: the member's name; null once that user no longer exists. */
+                name: string | null;
+                /** @description For `key`: the key (as GET /api-keys lists it); null once it no longer exists, and for `member`. */
+                apiKeyId: string | null;
             } | null;
         };
         Workspace: {
@@ -6021,6 +6104,109 @@ export interface operations {
             };
         };
     };
+    listPlatforms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Platform"][];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
     connectIntegration: {
         parameters: {
             query?: never;
@@ -6958,6 +7144,10 @@ export interface operations {
                 dateTo?: string;
                 /** @description Only posts carrying any of these tags (tag ids); repeated keys or comma-separated values. */
                 tagIds?: string[];
+                /** @description true: only posts with a schedule that failed: FAILED, or waiting to be tried again automatically (SCHEDULED with `nextAttemptAt`). The schedules an Integration's `failingSchedules` counts. */
+                failing?: boolean;
+                /** @description Only posts with a schedule on one of these channels (integration ids); repeated keys or comma-separated values. */
+                integrationId?: string[];
             };
             header?: never;
             path?: never;

@@ -1,5 +1,8 @@
 import createClient from 'openapi-fetch';
 import type { components, paths } from './api-types.js';
+import { formatDateTime } from './format.js';
+import { platformLabel, PLATFORMS } from './platforms.js';
+import { withoutDetails } from '../platforms/rules.js';
 
 /** The schemas of the OpenAPI document, by name: `Schema<'ApiKey'>`. */
 export type Schema<Name extends keyof components['schemas']> = components['schemas'][Name];
@@ -112,22 +115,110 @@ function toApiError(body: unknown, response: Response): ApiError {
 }
 
 /**
- * Which field an error names, for showing it next to that field. Validation messages read
- * `body.name: Too small…; body.expiresAt: …` (src/registry/pipeline.ts); this answers the part for `field`.
+ * A field's path as the API writes it before a rule: `body.name`, `query.limit`, `rows[0].thread[1].content`,
+ * `postingWindows.0.times.0` (src/registry/pipeline.ts and the handlers' own refusals: `body.name: must not be empty`).
+ */
+const PATH = String.raw`(?:(?:body|query|path|header)\.)?([A-Za-z][\w-]*)(?:\.[\w-]+|\[\d+\])*`;
+/** A part of a message, `path: rule`; a message names several fields in parts joined by "; ". */
+const PART = new RegExp(`^(${PATH}): (.*)$`, 's');
+/** Between two parts (a rule's own sentence may hold "; " too: "…is not public; only public hosts…"); no group, as split keeps groups. */
+const PARTS = new RegExp(`; (?=${PATH.replace('([A-Za-z]', '(?:[A-Za-z]')}: )`);
+
+/**
+ * One part of an error's message: the field's path as the API wrote it ('' when it names none), the field (the path's
+ * first name), the rule as written, and as people read it under that field (`sentence`).
+ */
+export interface ErrorPart {
+  path: string;
+  field: string;
+  rule: string;
+  sentence: string;
+}
+
+/** An error's message in its parts, each naming its field (src/registry/pipeline.ts: `body.name: …; body.expiresAt: …`). */
+export function errorParts(error: ApiError | null | undefined): ErrorPart[] {
+  if (!error) return [];
+  return error.message.split(PARTS).map((part) => {
+    const match = PART.exec(part);
+    return match ? { path: match[1]!, field: match[2]!, rule: match[3]!, sentence: forPeople(match[3]!) } : { path: '', field: '', rule: part, sentence: forPeople(part) };
+  });
+}
+
+/**
+ * What an error says about one field, for showing under it: the rule as a sentence ("Must be at least 12
+ * characters", "Too long for Bluesky (Sky): 301 of 300 characters"), the field being the one it sits under.
  */
 export function errorFor(error: ApiError | null | undefined, field: string): string | undefined {
-  if (!error) return undefined;
-  const parts = error.message.split('; ').filter((part) => fieldOf(part) === field);
-  return parts.length ? parts.join('; ') : undefined;
+  const parts = errorParts(error).filter((part) => part.field === field);
+  return parts.length ? sentences(parts.map((part) => part.sentence)) : undefined;
 }
 
-/** The error when it names none of `fields`: shown for the whole form. */
+/** What an error says about one field with its path (`languages.2: is not …`), for a control that places it itself. */
+export function errorPartsFor(error: ApiError | null | undefined, field: string): string | undefined {
+  const parts = errorParts(error).filter((part) => part.field === field);
+  return parts.length ? parts.map((part) => `${part.path}: ${part.rule}`).join('; ') : undefined;
+}
+
+/**
+ * The error when it names none of `fields`, for the whole form, in words: a rule that is not a sentence of its own
+ * takes the field's name ("Event types: must be one of …", not `body.eventTypes[0]: …`).
+ */
 export function formError(error: ApiError | null | undefined, fields: readonly string[]): string | undefined {
-  if (!error) return undefined;
-  const parts = error.message.split('; ').filter((part) => !fields.includes(fieldOf(part) ?? ''));
-  return parts.length ? parts.join('; ') : undefined;
+  const parts = errorParts(error).filter((part) => !fields.includes(part.field));
+  return parts.length ? sentences(parts.map(partInWords)) : undefined;
 }
 
-function fieldOf(part: string): string | undefined {
-  return /^(?:body\.|query\.|path\.)?([A-Za-z]\w*)[\w.]*: /.exec(part)?.[1];
+/** A whole message in words, with no field path, platform code or value of an enum left in it (every `ErrorMessage`). */
+export function inWords(message: string): string {
+  return formError({ code: '', message, status: 0 }, []) ?? message;
 }
+
+function partInWords({ path, rule, sentence }: ErrorPart): string {
+  // "must not be empty" needs its field; "Too long for Bluesky (Sky): …" and "Not found" are sentences of their own.
+  return path && /^[a-z]/.test(rule) ? `${nameOf(path)}: ${sentence.charAt(0).toLowerCase()}${sentence.slice(1)}` : sentence;
+}
+
+/** "eventTypes" reads "Event types": the last named segment of a path, in words. */
+function nameOf(path: string): string {
+  const segment = path.split(/[.[\]]/).filter((part) => part && !/^\d+$/.test(part)).at(-1) ?? path;
+  return capitalise(segment.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/-/g, ' ').toLowerCase());
+}
+
+/** The values of the API's enums that its messages may hold, as people say them (platforms by their labels, below). */
+const ENUM_WORDS: Record<string, string> = {
+  DRAFT: 'draft',
+  SCHEDULED: 'scheduled',
+  PUBLISHING: 'publishing',
+  PUBLISHED: 'published',
+  FAILED: 'failed',
+  NEXT_WINDOW: 'at the next free slot',
+  SCHEDULED_TIME: 'at a chosen time',
+  PUBLISH_NOW: 'now',
+  PENDING_SELECTION: 'waiting for an account to be chosen',
+};
+const ENUM_VALUE = new RegExp(`\\b(${[...PLATFORMS, ...Object.keys(ENUM_WORDS)].join('|')})\\b`, 'g');
+/** A bracket for programs: a field's name alone or with a value, `(connectStatus PENDING)`, `(requiredApproverIds)`. */
+const FIELD_BRACKET = /\s\([a-z]+[A-Z]\w*(?: [A-Z_]+)?\)/g;
+/** A path left inside a sentence ("Not found: shared.selectedIntegrations[1]"), not a channel's name ("(body.example)"). */
+const INNER_PATH = /(?<![("\w.])(?:body\.|query\.|shared\.|rows\[\d+\]\.?)[\w.[\]]*/g;
+/** An instant as the API writes it ("The quota resets at 2026-12-01T00:00:00.000Z"). */
+const INSTANT = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})\b/g;
+
+/**
+ * A rule as people read it: a sentence (capitalised), without the details for programs (src/platforms/rules.ts), a
+ * bracket naming a field, a path, or an enum's value (`BLUESKY` reads Bluesky, `PUBLISHING` publishing), its instants
+ * in the browser's words (format.ts).
+ */
+function forPeople(rule: string): string {
+  const words = withoutDetails(rule)
+    .replace(FIELD_BRACKET, '')
+    .replace(INNER_PATH, (path) => nameOf(path).toLowerCase())
+    .replace(INSTANT, (instant) => formatDateTime(instant))
+    .replace(ENUM_VALUE, (value) => ENUM_WORDS[value] ?? platformLabel(value));
+  return capitalise(words);
+}
+
+/** Several sentences as one text, each ended. */
+const sentences = (said: string[]) => (said.length === 1 ? said[0]! : said.map((one) => (/[.!?]$/.test(one) ? one : `${one}.`)).join(' '));
+
+const capitalise = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { setCsrfToken, whenSignedOut } from './api.js';
 import { getSession, signOut, type Session } from './auth.js';
+import { FailingCount } from './components/failing-count.js';
 import { Layout, PublicLayout } from './components/layout.js';
 import { Loading, type PageProps } from './components/page.js';
 import { ApiKeysPage } from './pages/api-keys.js';
@@ -104,7 +105,7 @@ export function App() {
   };
   const props: PageProps = { session, updateSession: setSession };
   return (
-    <Layout session={session} path={path} onSignOut={onSignOut}>
+    <Layout session={session} path={path} onSignOut={onSignOut} status={<FailingCount />}>
       {path === '/channels' || path === '/' ? (
         <ChannelsPage {...props} />
       ) : path === '/compose' ? (

@@ -116,26 +116,3 @@ export function isDay(value: string | null | undefined): value is string {
   if (!value || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
   return new Date(`${value}T00:00:00Z`).toISOString().slice(0, 10) === value;
 }
-
-/** A day for people: "Tuesday, November 24, 2026" (`options` to say less). */
-export function formatDayLong(day: string, options: Intl.DateTimeFormatOptions = { weekday: 'long', month: 'long', day: 'numeric', year: 'numeric' }) {
-  return new Intl.DateTimeFormat(undefined, { ...options, timeZone: 'UTC' }).format(new Date(`${day}T12:00:00Z`));
-}
-
-/** An instant for people, in the workspace's time zone: "Nov 24, 2026, 9:30 AM". */
-export function formatInZone(instant: string, timeZone: string, options: Intl.DateTimeFormatOptions = { dateStyle: 'medium', timeStyle: 'short' }) {
-  return new Intl.DateTimeFormat(undefined, { ...options, timeZone }).format(new Date(instant));
-}
-
-/** An instant with its weekday, as the composer says where a post went: "Tue, Dec 1, 2026, 9:00 AM" (in the browser's locale). */
-export const formatSlotInZone = (instant: string, timeZone: string) =>
-  formatInZone(instant, timeZone, { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: 'numeric', minute: '2-digit' });
-
-/** The time only, in the workspace's time zone: "9:30 AM". */
-export const formatTimeInZone = (instant: string, timeZone: string) => formatInZone(instant, timeZone, { timeStyle: 'short' });
-
-/** The zone's short name at that instant ("GMT+1", "EST"), to say which clock the times are on. */
-export function zoneName(timeZone: string, at: Date = new Date()): string {
-  const part = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'short' }).formatToParts(at).find((p) => p.type === 'timeZoneName');
-  return part?.value ?? timeZone;
-}

@@ -30,7 +30,8 @@ export const languageTags = z
 export function checkSettingsLangs(settings: Record<string, unknown>, ctx: z.RefinementCtx): void {
   if (settings.langs === undefined) return;
   const parsed = languageTags.safeParse(settings.langs);
-  for (const issue of parsed.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: ['langs', ...issue.path], message: issue.message });
+  // Passed on as they are (their code too), so that the pipeline words them as it words any other.
+  for (const issue of parsed.error?.issues ?? []) ctx.addIssue({ ...issue, path: ['langs', ...issue.path] });
 }
 
 /**

@@ -227,6 +227,7 @@ function versionFor(image: OutgoingImage): ImageVersion | undefined {
 }
 
 const oauthConnect: OAuthConnect = {
+  settings: ['LINKEDIN_CLIENT_ID', 'LINKEDIN_CLIENT_SECRET'],
   unavailable: ({ linkedin }) =>
     linkedin.clientId && linkedin.clientSecret
       ? null

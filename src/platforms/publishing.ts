@@ -139,6 +139,8 @@ export interface OAuthConnection {
 
 /** A platform connected through OAuth 2.0's authorization code flow (LinkedIn). */
 export interface OAuthConnect {
+  /** The server's settings (environment variables) an operator sets for it to be connected: the platform's app client. */
+  settings: readonly string[];
   /** Why it cannot be connected with this configuration (no client id), or null. */
   unavailable(config: Config): string | null;
   /** Where the member is sent to consent. */

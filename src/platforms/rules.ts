@@ -10,11 +10,24 @@
 export const PLATFORMS = ['BLUESKY', 'LINKEDIN'] as const;
 export type Platform = (typeof PLATFORMS)[number];
 
+/** What a platform counts a text in: what a reader sees as one character, bytes of UTF-8, or UTF-16 code units. */
+export type TextUnit = 'graphemes' | 'bytes' | 'characters';
+
 /** Text that breaks a platform's rule: what the limit counts, the limit, and the length found in that unit. */
 export interface TooLong {
   limit: number;
   length: number;
-  unit: string;
+  unit: TextUnit;
+}
+
+/**
+ * The rule a post's images break: `at`, where in the list (`[1]`, `[1].altText`, or '' for the list), and what is
+ * wrong, as a sentence naming the channel `who` ("Bluesky (Sky)"), with a `detail` for programs if any.
+ */
+export interface MediaBreak {
+  at: string;
+  sentence: string;
+  detail?: string;
 }
 
 /** An image attached to a post, as the platform rules see it. */
@@ -53,13 +66,13 @@ export interface ContentRules {
   connect: { method: 'app-password' } | { method: 'oauth'; explained: string };
   /** Whether disconnecting a channel revokes its tokens at the platform (its adapter's `revoke`). */
   revokes: boolean;
-  /** The first rule the images of one post break, as a sentence naming the platform and the rule, or null. */
-  checkMedia(images: AttachedImage[]): string | null;
+  /** The first rule the images of one post break, for the channel people know as `who` ("Bluesky (Sky)"), or null. */
+  checkMedia(images: AttachedImage[], who: string): MediaBreak | null;
   /** The limits as numbers, for counters and for saying the rules before anything is submitted. */
   limits: {
     /** The limits a text counts against (each in its unit); a counter shows the first one, nearest its limit. */
-    text: { limit: number; unit: 'graphemes' | 'bytes' | 'characters'; label: string }[];
-    comment: { limit: number; unit: 'graphemes' | 'bytes' | 'characters'; label: string }[];
+    text: { limit: number; unit: TextUnit; label: string }[];
+    comment: { limit: number; unit: TextUnit; label: string }[];
     images: number;
     /** The image types it takes. */
     imageTypes: readonly string[];
@@ -101,6 +114,25 @@ export function measure(text: string): TextMeasure {
   return { graphemes: countGraphemes(text), bytes: utf8Length(text), characters: text.length };
 }
 
+/**
+ * What each unit is called for people, and the detail a program is told in brackets after it: Bluesky counts what a
+ * reader sees as one character (graphemes) and bytes of UTF-8, LinkedIn UTF-16 code units (an emoji counts 2).
+ */
+const UNITS: Record<TextUnit, { words: string; detail: string }> = {
+  graphemes: { words: 'characters', detail: 'graphemes' },
+  bytes: { words: 'bytes', detail: 'UTF-8' },
+  characters: { words: 'characters', detail: 'UTF-16 code units' },
+};
+const VARIANTS_FAILED = 'its variants failed';
+const IMAGE_TYPE_NAMES: Record<string, string> = { 'image/jpeg': 'a JPEG', 'image/png': 'a PNG', 'image/webp': 'a WebP image', 'image/gif': 'a GIF' };
+
+const tooManyImages = (who: string, given: number, most: number): MediaBreak => ({ at: '', sentence: `Too many images for ${who}: ${given}, and it takes at most ${most}` });
+const altTextTooLong = (who: string, index: number, length: number, limit: number, unit: TextUnit): MediaBreak => ({
+  at: `[${index}].altText`,
+  sentence: `The alt text of image ${index + 1} is too long for ${who}: ${length} of ${limit} ${UNITS[unit].words}`,
+  detail: UNITS[unit].detail,
+});
+
 // Bluesky. app.bsky.feed.post caps the text at 300 graphemes and 3000 bytes of UTF-8; app.bsky.embed.images takes at
 // most 4 images, each blob at most 1,000,000 bytes; the app caps alt text at 2000 graphemes.
 export const BLUESKY_MAX_GRAPHEMES = 300;
@@ -119,17 +151,19 @@ export const blueskyRules: ContentRules = {
     const length = countGraphemes(text);
     if (length > BLUESKY_MAX_GRAPHEMES) return { limit: BLUESKY_MAX_GRAPHEMES, length, unit: 'graphemes' };
     const bytes = utf8Length(text);
-    if (bytes > BLUESKY_MAX_BYTES) return { limit: BLUESKY_MAX_BYTES, length: bytes, unit: 'bytes of UTF-8' };
+    if (bytes > BLUESKY_MAX_BYTES) return { limit: BLUESKY_MAX_BYTES, length: bytes, unit: 'bytes' };
     return null;
   },
-  checkMedia(images) {
-    if (images.length > BLUESKY_MAX_IMAGES) return `Bluesky allows at most ${BLUESKY_MAX_IMAGES} images per post; ${images.length} given`;
+  checkMedia(images, who) {
+    if (images.length > BLUESKY_MAX_IMAGES) return tooManyImages(who, images.length, BLUESKY_MAX_IMAGES);
     for (const [index, image] of images.entries()) {
       const alt = countGraphemes(image.altText ?? '');
-      if (alt > BLUESKY_MAX_ALT_GRAPHEMES) return `media[${index}].altText has ${alt} graphemes; Bluesky allows at most ${BLUESKY_MAX_ALT_GRAPHEMES}`;
-      if (image.variantsStatus === 'failed') return `media[${index}] has no publishable version for Bluesky (its variants failed); upload it again`;
+      if (alt > BLUESKY_MAX_ALT_GRAPHEMES) return altTextTooLong(who, index, alt, BLUESKY_MAX_ALT_GRAPHEMES, 'graphemes');
+      if (image.variantsStatus === 'failed') {
+        return { at: `[${index}]`, sentence: `Image ${index + 1} could not be prepared for ${who}: upload it again`, detail: VARIANTS_FAILED };
+      }
       if (image.publishedBytes !== null && image.publishedBytes > BLUESKY_MAX_IMAGE_BYTES) {
-        return `media[${index}] is ${image.publishedBytes} bytes; Bluesky allows at most ${BLUESKY_MAX_IMAGE_BYTES} per image`;
+        return { at: `[${index}]`, sentence: `Image ${index + 1} is too big for ${who}: ${image.publishedBytes} of ${BLUESKY_MAX_IMAGE_BYTES} bytes` };
       }
     }
     return null;
@@ -177,16 +211,19 @@ export const linkedinRules: ContentRules = {
     // Counted in UTF-16 code units, the strictest reading of LinkedIn's "3000 characters" (an emoji counts 2),
     // so text accepted here is never refused by LinkedIn for its length.
     if (as === 'comment') {
-      return text.length > LINKEDIN_MAX_COMMENT_CHARACTERS ? { limit: LINKEDIN_MAX_COMMENT_CHARACTERS, length: text.length, unit: 'characters in a comment' } : null;
+      return text.length > LINKEDIN_MAX_COMMENT_CHARACTERS ? { limit: LINKEDIN_MAX_COMMENT_CHARACTERS, length: text.length, unit: 'characters' } : null;
     }
     return text.length > LINKEDIN_MAX_CHARACTERS ? { limit: LINKEDIN_MAX_CHARACTERS, length: text.length, unit: 'characters' } : null;
   },
-  checkMedia(images) {
-    if (images.length > LINKEDIN_MAX_IMAGES) return `LinkedIn allows at most ${LINKEDIN_MAX_IMAGES} images per post; ${images.length} given`;
+  checkMedia(images, who) {
+    if (images.length > LINKEDIN_MAX_IMAGES) return tooManyImages(who, images.length, LINKEDIN_MAX_IMAGES);
     const index = images.findIndex((image) => !LINKEDIN_IMAGE_TYPES.includes(image.mimeType));
-    if (index >= 0) return `media[${index}] is ${images[index]!.mimeType}; LinkedIn takes JPEG, PNG and GIF images`;
+    if (index >= 0) {
+      const type = images[index]!.mimeType;
+      return { at: `[${index}]`, sentence: `Image ${index + 1} is ${IMAGE_TYPE_NAMES[type] ?? type}; ${who} takes JPEG, PNG and GIF images`, detail: type };
+    }
     const long = images.findIndex((image) => (image.altText?.length ?? 0) > LINKEDIN_MAX_ALT_TEXT);
-    if (long >= 0) return `media[${long}].altText has ${images[long]!.altText!.length} characters; LinkedIn allows at most ${LINKEDIN_MAX_ALT_TEXT}`;
+    if (long >= 0) return altTextTooLong(who, long, images[long]!.altText!.length, LINKEDIN_MAX_ALT_TEXT, 'characters');
     return null;
   },
   limits: {
@@ -202,27 +239,65 @@ export const linkedinRules: ContentRules = {
 export const rules: Record<Platform, ContentRules> = { BLUESKY: blueskyRules, LINKEDIN: linkedinRules };
 
 /**
- * Why a channel's platform refuses `text`, worded exactly as the API's CONTENT_TOO_LONG message (operations/posts/
- * refusals.ts uses this): `rows[0].content for "Sky" (BLUESKY): 301 graphemes; Bluesky allows at most 300`.
+ * Why a platform refuses something a request holds, made here once for the API and the dashboard: `field`, where it is
+ * in the request (`rows[0].content`: for a program, and for the dashboard to put the sentence under that field);
+ * `sentence`, what is wrong as people read it (the platform by its label, the channel by its name, the numbers); and
+ * `detail`, what a program may need besides (the unit counted), which the API writes in brackets after the sentence.
  */
-export function contentTooLongMessage(field: string, channel: { name: string; platform: Platform }, text: string, as: 'post' | 'comment' = 'post'): string | undefined {
+export interface Refusal {
+  field: string;
+  sentence: string;
+  detail?: string;
+}
+
+/**
+ * The API's message of a refusal, the field first and the detail last (operations/posts/refusals.ts):
+ * `rows[0].content: Too long for Bluesky (Sky): 301 of 300 characters (graphemes)`.
+ */
+export function refusalMessage({ field, sentence, detail }: Refusal): string {
+  const said = detail ? `${sentence} (${detail})` : sentence;
+  return field ? `${field}: ${said}` : said;
+}
+
+/** The details for programs an API message may hold, each in brackets after its sentence. */
+const DETAILS = new RegExp(` \\((?:${[...Object.values(UNITS).map((unit) => unit.detail), VARIANTS_FAILED, ...Object.keys(IMAGE_TYPE_NAMES)].join('|')})\\)`, 'g');
+
+/**
+ * An API message as people read it: without the details for programs ("… 301 of 300 characters", not "… characters
+ * (graphemes)"). The field path is the dashboard's to take off (src/dashboard/api.ts), as it places the sentence by it.
+ */
+export const withoutDetails = (message: string): string => message.replace(DETAILS, '');
+
+/** A channel as a refusal names it: its platform's label and its name, "Bluesky (Sky)". */
+const named = (channel: { name: string; platform: Platform }) => `${rules[channel.platform].label} (${channel.name})`;
+
+/**
+ * Why a channel's platform refuses `text` (the API's CONTENT_TOO_LONG, the composer's own check):
+ * "Too long for Bluesky (Sky): 301 of 300 characters", the unit (graphemes) as the detail.
+ */
+export function contentTooLong(field: string, channel: { name: string; platform: Platform }, text: string, as: 'post' | 'comment' = 'post'): Refusal | undefined {
   const found = rules[channel.platform].checkText(text, as);
   if (!found) return undefined;
-  return `${field} for "${channel.name}" (${channel.platform}): ${found.length} ${found.unit}; ${rules[channel.platform].label} allows at most ${found.limit}`;
+  const unit = UNITS[found.unit];
+  return { field, sentence: `Too long for ${named(channel)}: ${found.length} of ${found.limit} ${unit.words}`, detail: unit.detail };
 }
 
-/** Why a channel's platform refuses a post's images, worded as the API's MEDIA_RULE_VIOLATED message. */
-export function mediaRuleMessage(field: string, channel: { name: string; platform: Platform }, images: AttachedImage[]): string | undefined {
+/** Why a channel's platform refuses a post's images (MEDIA_RULE_VIOLATED): the field names the image when it is one. */
+export function mediaRule(field: string, channel: { name: string; platform: Platform }, images: AttachedImage[]): Refusal | undefined {
   if (images.length === 0) return undefined;
-  const broken = rules[channel.platform].checkMedia(images);
-  return broken ? `${field} for "${channel.name}" (${channel.platform}): ${broken}` : undefined;
+  const broken = rules[channel.platform].checkMedia(images, named(channel));
+  return broken ? { field: `${field}${broken.at}`, sentence: broken.sentence, ...(broken.detail && { detail: broken.detail }) } : undefined;
 }
 
-/** Why a channel's platform refuses thread parts, worded as the API's VALIDATION_ERROR message. */
-export function threadRefusedMessage(field: string, channel: { name: string; platform: Platform }): string | undefined {
-  const { label, threads } = rules[channel.platform];
-  if (threads) return undefined;
-  return `${field} for "${channel.name}" (${channel.platform}): ${label} has no threads; publish each part as a post of its own, or leave this channel out`;
+/**
+ * Why a channel's platform refuses thread parts (VALIDATION_ERROR: the contract has no closer code); `part`, a thread
+ * part's `threadOrder` when one part is meant: "LinkedIn (In) has no threads: publish each part as a post of its own,
+ * or leave In out".
+ */
+export function threadRefused(field: string, channel: { name: string; platform: Platform }, part?: number): Refusal | undefined {
+  if (rules[channel.platform].threads) return undefined;
+  const which = part ? `, so thread part ${part + 1} cannot be published` : '';
+  return { field, sentence: `${named(channel)} has no threads${which}: publish each part as a post of its own, or leave ${channel.name} out` };
 }
 
 // Uploads (operations/uploads): the types and size POST /uploads/initiate takes.

@@ -1,3 +1,4 @@
+import { issueInWords } from './issue-words.js';
 import { z } from 'zod';
 import { isOwner } from '../auth/api-keys.js';
 import type { UsageRecorder, Surface } from './usage.js';
@@ -191,12 +192,13 @@ function validate(schema: z.ZodType, raw: unknown, where: string): Parsed {
     : { ok: false, message: describe(parsed.error, where) };
 }
 
-/** "body.name: Too small: expected string to have >=1 characters; query.limit: ..." */
+/** "body.name: must not be empty; query.limit: must be at most 100" (the field, then the rule in words). */
 function describe(error: z.ZodError, where = ''): string {
   return error.issues
     .map((issue) => {
       const field = `${where}${issue.path.join('.')}`.replace(/\.$/, '');
-      return field ? `${field}: ${issue.message}` : issue.message;
+      const words = issueInWords(issue);
+      return field ? `${field}: ${words}` : words;
     })
     .join('; ');
 }

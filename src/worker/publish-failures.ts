@@ -58,8 +58,10 @@ export async function fail(app: AppContext, schedule: FailingSchedule, error: Pl
       // Said at once, wherever the schedule shows, while it waits for its next attempt (cleared when one publishes it).
       const retrying = `${error.message}: attempt ${schedule.retryCount + 1} of ${MAX_RETRIES + 1} failed, and it is tried again automatically`;
       await changeSchedules(tx, app.storage, 'schedule.retrying', tx`
-        UPDATE schedules SET status = 'SCHEDULED', retry_count = retry_count + 1, failure_reason = ${retrying}, failure_detail = ${detail}, updated_at = now()
+        UPDATE schedules SET status = 'SCHEDULED', retry_count = retry_count + 1, failure_reason = ${retrying}, failure_detail = ${detail},
+          next_attempt_at = now() + ${delayMs} * interval '1 millisecond', updated_at = now()
         WHERE id = ${schedule.id} AND status = 'PUBLISHING' RETURNING *`);
+      // Its job runs at next_attempt_at: the same now() of the same transaction.
       await requeuePublish(tx, [schedule.id], delayMs);
       return;
     }

@@ -78,7 +78,9 @@ async function claim(app: AppContext, where: ReturnType<Sql>): Promise<Claimed |
   const { db, storage } = app;
   const [claimed] = await db<Claimed[]>`
     WITH claimed AS (
-      UPDATE schedules s SET status = 'PUBLISHING', last_attempt = now(), updated_at = now()
+      -- An attempt that begins is the next attempt a retry waited for: next_attempt_at is set again only by a retry
+      -- (publish-failures.ts), so it is null once the schedule publishes or fails for good.
+      UPDATE schedules s SET status = 'PUBLISHING', last_attempt = now(), next_attempt_at = NULL, updated_at = now()
       FROM (SELECT id, last_attempt FROM schedules WHERE ${where}) before
       -- Due, too: a job taken just before a reschedule moved its schedule later must leave it to the new job.
       WHERE s.id = before.id AND s.status = 'SCHEDULED' AND s.scheduled_at <= now()

@@ -73,8 +73,15 @@ export async function requeuePublish(tx: Sql, scheduleIds: string[], delayMs = 0
   await tx`SELECT ${addJob(tx, TASK.publishSchedule, tx`id`, tx`json_build_object('scheduleId', id)`, runAt)} FROM unnest(${scheduleIds}::uuid[]) AS id`;
 }
 
-/** Removes the publish jobs of `scheduleIds` (cancelled, deleted, or no longer due), in the same transaction. */
-export const cancelPublish = (tx: Sql, scheduleIds: string[]): Promise<void> => removeJobs(tx, TASK.publishSchedule, scheduleIds);
+/**
+ * Removes the publish jobs of `scheduleIds` (cancelled, deleted, or no longer due), in the same transaction: a retry
+ * whose job is gone has no next attempt (next_attempt_at cleared).
+ */
+export async function cancelPublish(tx: Sql, scheduleIds: string[]): Promise<void> {
+  if (scheduleIds.length === 0) return;
+  await tx`UPDATE schedules SET next_attempt_at = NULL WHERE id = ANY(${scheduleIds}::uuid[]) AND next_attempt_at IS NOT NULL`;
+  await removeJobs(tx, TASK.publishSchedule, scheduleIds);
+}
 
 /** How long before expiry a token is refreshed: a week, or half its remaining life when that is shorter. */
 const refreshAt = (expiresAt: Date, now = Date.now()): Date =>

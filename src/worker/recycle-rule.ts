@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 import { recordPostEvents, recordScheduleEvents } from '../../operations/events/event.js';
-import { contentTooLong, spendQuotas } from '../../operations/posts/refusals.js';
+import { spendQuotas } from '../../operations/posts/refusals.js';
 import { nextFreeSlots, type PostingWindow } from '../../operations/posts/slots.js';
 import { storageInUse } from '../../operations/uploads/upload.js';
 import type { Database, Sql } from '../db/index.js';
 import { rememberThreadLanguages } from '../platforms/detected-languages.js';
 import type { Platform } from '../platforms/index.js';
+import { contentTooLong } from '../platforms/rules.js';
 import type { AppContext } from '../registry/context.js';
 import type { Storage } from '../storage/index.js';
 import { enqueuePublish, TASK } from './queue.js';
@@ -139,9 +140,10 @@ export async function runRecycle(db: Database, storage: Storage, ruleId: string,
             continue;
           }
           content = `${content}\n\n${unused}`;
-          const refusal = contentTooLong('linkedinVariations', channel, content, 'post');
+          // A skip's reason is read on the Recycling page: the sentence alone, with no field of a request.
+          const refusal = contentTooLong('', channel, content, 'post');
           if (refusal) {
-            skip('CONTENT_TOO_LONG', `${refusal} (the text with the variation appended)`);
+            skip('CONTENT_TOO_LONG', `${refusal.sentence}, with the variation appended`);
             continue;
           }
           variation ??= unused;

@@ -51,6 +51,8 @@ export interface PageOptions {
   baseURL?: string;
   /** The browser's time zone (UTC unless given). */
   timeZone?: string;
+  /** The browser's language (`en-US` unless given): its clock, 12 or 24 hours, and its date order. */
+  locale?: string;
 }
 
 /**
@@ -58,11 +60,11 @@ export interface PageOptions {
  * label fails with Playwright's message before the test's own timeout; uncaught errors and console errors (CSP
  * violations among them) are kept for `pageErrors`.
  */
-export async function newPage(browser: Browser, { size = 'desktop', baseURL, timeZone = 'UTC' }: PageOptions = {}): Promise<Page> {
+export async function newPage(browser: Browser, { size = 'desktop', baseURL, timeZone = 'UTC', locale = 'en-US' }: PageOptions = {}): Promise<Page> {
   const page = await browser.newPage({
     baseURL,
     ...(size === 'phone' ? { viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : { viewport: DESKTOP }),
-    locale: 'en-US',
+    locale,
     timezoneId: timeZone,
     reducedMotion: 'reduce',
   });

@@ -1,7 +1,7 @@
 import type { CalendarSchedule } from './data.js';
 import { platformLabel } from '../platforms.js';
-import { excerpt, StatusBadge } from './status.js';
-import { formatTimeInZone } from '../zoned-time.js';
+import { excerpt, StatusLine } from './status.js';
+import { formatTime } from '../format.js';
 
 /** Whether a schedule's post waits for approval or was rejected: it does not publish, and cannot be moved or retried. */
 export const heldForApproval = (schedule: CalendarSchedule) => schedule.approvalStatus === 'pending_review' || schedule.approvalStatus === 'rejected';
@@ -68,8 +68,8 @@ export function Entry({ schedule, timeZone, detailed, onOpen, onDragStart, onDra
       <button type="button" class="entry-button" onClick={() => onOpen(schedule)} aria-haspopup="dialog">
         <span class="entry-head">
           <ChannelAvatar integration={schedule.integration} />
-          <span class="entry-time">{schedule.scheduledAt ? formatTimeInZone(schedule.scheduledAt, timeZone) : ''}</span>
-          <StatusBadge schedule={schedule} />
+          <span class="entry-time">{schedule.scheduledAt ? formatTime(schedule.scheduledAt, timeZone) : ''}</span>
+          <StatusLine schedule={schedule} timeZone={timeZone} reason={detailed === true} />
           {heldForApproval(schedule) && (
             <span class={`approval-state ${schedule.approvalStatus === 'rejected' ? 'rejected' : 'waiting'}`}>
               {schedule.approvalStatus === 'rejected' ? 'Rejected' : 'Needs approval'}

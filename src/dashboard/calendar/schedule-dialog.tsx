@@ -7,8 +7,9 @@ import { navigate } from '../router.js';
 import type { CalendarSchedule } from './data.js';
 import { canMove, ChannelAvatar, heldForApproval, Thumbnail } from './entry.js';
 import { platformLabel } from '../platforms.js';
-import { excerpt, isRetrying, StatusBadge } from './status.js';
-import { dayOf, formatDayLong, formatInZone, instantAt, timeOf, zoneName } from '../zoned-time.js';
+import { excerpt, retryingText, StatusBadge } from './status.js';
+import { formatDateTime, formatDayLong, zoneName } from '../format.js';
+import { dayOf, instantAt, timeOf } from '../zoned-time.js';
 
 export type DialogStep = 'details' | 'move' | 'delete';
 
@@ -150,12 +151,12 @@ function Details({ schedule, timeZone }: { schedule: CalendarSchedule; timeZone:
       <dl class="schedule-facts">
         <div>
           <dt>When</dt>
-          <dd>{schedule.scheduledAt ? `${formatInZone(schedule.scheduledAt, timeZone, { dateStyle: 'full', timeStyle: 'short' })} (${timeZone})` : 'No time'}</dd>
+          <dd>{schedule.scheduledAt ? `${formatDateTime(schedule.scheduledAt, '—', timeZone)} (${timeZone})` : 'No time'}</dd>
         </div>
         {schedule.publishedAt && (
           <div>
             <dt>Published</dt>
-            <dd>{formatInZone(schedule.publishedAt, timeZone)}</dd>
+            <dd>{formatDateTime(schedule.publishedAt, '—', timeZone)}</dd>
           </div>
         )}
         {schedule.threadOrder > 0 && (
@@ -175,11 +176,11 @@ function Details({ schedule, timeZone }: { schedule: CalendarSchedule; timeZone:
           </div>
         )}
       </dl>
-      {isRetrying(schedule) && (
+      {retryingText(schedule, timeZone) && (
         <div class="failure" role="group" aria-label="Why it is retried">
           <p>
-            <strong>Retrying:</strong> {schedule.failureReason}
-            {schedule.lastAttempt && <span class="status-detail"> (last tried {formatInZone(schedule.lastAttempt, timeZone)})</span>}
+            {retryingText(schedule, timeZone)}
+            {schedule.lastAttempt && <span class="status-detail"> (last tried {formatDateTime(schedule.lastAttempt, '—', timeZone)})</span>}
           </p>
         </div>
       )}

@@ -1,4 +1,5 @@
 import type { Schema } from '../api.js';
+import { formatTime } from '../format.js';
 
 export type ScheduleStatus = Schema<'CalendarSchedule'>['status'];
 
@@ -26,6 +27,9 @@ export interface BadgeState {
   status: ScheduleStatus;
   retryCount?: number;
   failureReason?: string | null;
+  /** When the worker tries it again (set with the retry; null once an attempt begins or a person moves it). */
+  nextAttemptAt?: string | null;
+  scheduledAt?: string | null;
 }
 
 /**
@@ -33,6 +37,40 @@ export interface BadgeState {
  * worker writes it with the retry), so a post past its time never just reads "Scheduled".
  */
 export const isRetrying = (schedule: BadgeState) => schedule.status === 'SCHEDULED' && (schedule.retryCount ?? 0) > 0 && !!schedule.failureReason;
+
+/** The worker's words for a failed attempt it retries (src/worker/publish-failures.ts): "<reason>: attempt N of M failed, …". */
+const RETRYING_REASON = /^([\s\S]*): attempt (\d+) of (\d+) failed, and it is tried again automatically$/;
+
+/**
+ * What a retrying schedule says, wherever a schedule shows its status: "Retrying — attempt 2 of 4 at 9:30 AM: <reason>"
+ * (the attempt to come, its time in `timeZone`, and why the last one failed); without `reason`, up to the time. Its time
+ * is `nextAttemptAt`, or its `scheduledAt` still ahead once a person moved it. Null when it is not retrying.
+ */
+export function retryingText(schedule: BadgeState, timeZone: string | undefined, reason = true): string | null {
+  if (!isRetrying(schedule)) return null;
+  const said = RETRYING_REASON.exec(schedule.failureReason!);
+  const next = (schedule.retryCount ?? 0) + 1;
+  const attempt = said ? `attempt ${Number(said[2]) + 1} of ${said[3]}` : `attempt ${next}`;
+  const scheduledAhead = schedule.scheduledAt && Date.parse(schedule.scheduledAt) > Date.now() ? schedule.scheduledAt : null;
+  const at = schedule.nextAttemptAt ?? scheduledAhead;
+  const when = at ? ` at ${formatTime(at, timeZone)}` : '';
+  return `Retrying — ${attempt}${when}${reason ? `: ${said ? said[1] : schedule.failureReason}` : ''}`;
+}
+
+/**
+ * A schedule's status as everywhere it is shown: its badge, and while it is retrying, the rest of retryingText after it
+ * (so that it reads "Retrying — attempt 2 of 4 at 9:30 AM: <reason>"). `reason` false: up to the time (a small entry).
+ */
+export function StatusLine({ schedule, timeZone, reason = true }: { schedule: BadgeState; timeZone: string | undefined; reason?: boolean }) {
+  const text = retryingText(schedule, timeZone, reason);
+  if (!text) return <StatusBadge schedule={schedule} />;
+  return (
+    <span class="retrying-status">
+      <StatusBadge schedule={schedule} />
+      <span class="retrying-detail">{text.slice('Retrying'.length)}</span>
+    </span>
+  );
+}
 
 /** A status as a labelled chip in its colour; "Retrying" (in the colour of a failure) while a failed attempt waits its next. */
 export function StatusBadge({ schedule }: { schedule: BadgeState }) {

@@ -1,12 +1,15 @@
 import type { ComponentChildren } from 'preact';
-import { useId } from 'preact/hooks';
+import { useId, useRef, useState } from 'preact/hooks';
+import { inWords } from '../api.js';
 
 interface FieldProps {
   label: string;
   value: string;
   onInput: (value: string) => void;
-  /** The server's message about this field, shown under it. */
+  /** The server's message about this field, shown under it until the field changes. */
   error?: string | undefined;
+  /** The page's own check of the value as it is now ("The two passwords are not the same."), shown while it holds. */
+  check?: string | undefined;
   hint?: ComponentChildren;
   type?: 'text' | 'email' | 'password' | 'url' | 'date' | 'time';
   name?: string;
@@ -17,9 +20,30 @@ interface FieldProps {
   readOnly?: boolean;
 }
 
-/** A labelled input with its hint and its error, tied together for screen readers. */
-export function Field({ label, value, onInput, error, hint, type = 'text', name, required, autoComplete, min, placeholder, readOnly }: FieldProps) {
+/**
+ * The error a control shows: the one given (the server's word on what the control held), until the control is
+ * changed, since it was about the value before; a new error shows again, as does the same one once an error was
+ * cleared meanwhile (a new submit clears it: `useAction`). Call `changed` from the control's input handler. Every
+ * control that shows the server's error under it uses this one hook (Field, the composer's texts), not a copy per page.
+ */
+export function useFieldError(error: string | undefined): [shown: string | undefined, changed: () => void] {
+  const dismissed = useRef<string | undefined>(undefined);
+  const [, redraw] = useState(0);
+  // Another error than the one dismissed, or none: the next one shows.
+  if (dismissed.current !== undefined && dismissed.current !== error) dismissed.current = undefined;
+  const changed = () => {
+    if (error === undefined || dismissed.current === error) return;
+    dismissed.current = error;
+    redraw((count) => count + 1);
+  };
+  return [dismissed.current !== undefined ? undefined : error, changed];
+}
+
+/** A labelled input with its hint and its error, tied together for screen readers; the server's error goes when the input changes. */
+export function Field({ label, value, onInput, error: given, check, hint, type = 'text', name, required, autoComplete, min, placeholder, readOnly }: FieldProps) {
   const id = useId();
+  const [refused, changed] = useFieldError(given);
+  const error = [check, refused].filter(Boolean).join(' ') || undefined;
   const describedBy = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ') || undefined;
   return (
     <div class="field">
@@ -38,7 +62,10 @@ export function Field({ label, value, onInput, error, hint, type = 'text', name,
         // Preact types each input type with the roles it allows; this field sets no role, so any of its types is fine.
         type={type as 'text'}
         value={value}
-        onInput={(event) => onInput(event.currentTarget.value)}
+        onInput={(event) => {
+          changed();
+          onInput(event.currentTarget.value);
+        }}
         required={required}
         readOnly={readOnly}
         autoComplete={autoComplete}
@@ -65,11 +92,11 @@ export function SubmitButton({ busy, children, busyLabel = 'Saving…', class: c
   );
 }
 
-/** An error for the whole form (or the page): announced when it appears. */
+/** An error for the whole form (or the page), in words (no field path or code): announced when it appears. */
 export function ErrorMessage({ message }: { message: string | undefined }) {
   return message ? (
     <p class="error" role="alert">
-      {message}
+      {inWords(message)}
     </p>
   ) : null;
 }

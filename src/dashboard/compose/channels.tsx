@@ -1,9 +1,9 @@
-import { STATUS_LABELS } from '../calendar/status.js';
+import { retryingText, STATUS_LABELS, StatusLine } from '../calendar/status.js';
 import { channelLabel } from '../platforms.js';
 import { Link } from '../router.js';
-import { formatSlotInZone } from '../zoned-time.js';
+import { formatDateTime } from '../format.js';
 import { Avatar } from './avatar.js';
-import { hasOwnText, rootsOf, type ComposeState, type Dispatch, type Integration, type Post } from './state.js';
+import { hasOwnText, rootsOf, type ComposeState, type Dispatch, type Integration, type Post, type Where } from './state.js';
 import { countersOf, TextArea } from './text-field.js';
 
 /**
@@ -23,8 +23,17 @@ export function ChannelChoices({ channels, post, selected, timeZone, dispatch }:
               <li key={root.id} class="channel-choice">
                 <Avatar name={root.integration.name} image={channel?.image ?? null} class="avatar small" size={28} />
                 <span>
-                  {channelLabel(root.integration)} <span class="badge">{STATUS_LABELS[root.status]}</span>
-                  {root.scheduledAt && <span class="hint"> {formatSlotInZone(root.scheduledAt, timeZone)}</span>}
+                  {channelLabel(root.integration)}{' '}
+                  {/* A retry says the attempt to come, its time and why, as everywhere a schedule shows. */}
+                  {retryingText(root, timeZone) ? (
+                    <StatusLine schedule={root} timeZone={timeZone} />
+                  ) : (
+                    <>
+                      <span class="badge">{STATUS_LABELS[root.status]}</span>
+                      {root.scheduledAt && <span class="hint"> {formatDateTime(root.scheduledAt, '—', timeZone)}</span>}
+                    </>
+                  )}
+                  {channel && !retryingText(root, timeZone) && <FailingNote channel={channel} />}
                 </span>
               </li>
             );
@@ -43,6 +52,7 @@ export function ChannelChoices({ channels, post, selected, timeZone, dispatch }:
                 <Avatar name={channel.name} image={channel.image} class="avatar small" size={28} />
                 {channelLabel(channel)}
               </label>
+              <FailingNote channel={channel} />
               {channel.tokenStatus !== 'VALID' && channel.tokenStatus !== 'EXPIRING' && <span class="hint">
                   {' '}
                   Not connected<span class="visually-hidden">: its posts fail until it is (see Channels)</span>
@@ -55,8 +65,23 @@ export function ChannelChoices({ channels, post, selected, timeZone, dispatch }:
   );
 }
 
+/**
+ * "Failing" beside a channel whose schedules failed or wait for a retry (its `failingSchedules`), with the latest reason
+ * read out and shown on hover; Channels has the rest.
+ */
+function FailingNote({ channel }: { channel: Integration }) {
+  if (channel.failingSchedules === 0) return null;
+  const reason = channel.lastFailure?.reason;
+  return (
+    <span class="failing-note" title={reason ?? undefined}>
+      {' '}
+      Failing{reason && <span class="visually-hidden">: {reason}</span>}
+    </span>
+  );
+}
+
 /** "Different text for …": a text of its own per chosen channel, starting as the post's. */
-export function ChannelTexts({ chosen, state, dispatch }: { chosen: Integration[]; state: ComposeState; dispatch: Dispatch }) {
+export function ChannelTexts({ chosen, state, dispatch, errorAt, refusalAt }: { chosen: Integration[]; state: ComposeState; dispatch: Dispatch; errorAt: (where: Where) => string | undefined; refusalAt: (where: Where) => string | undefined }) {
   return (
     <>
       {chosen.map((channel) => {
@@ -74,6 +99,8 @@ export function ChannelTexts({ chosen, state, dispatch }: { chosen: Integration[
                 onInput={(value) => dispatch({ type: 'override', id: channel.id, value })}
                 rows={4}
                 counters={countersOf([channel], state.overrides[channel.id]!)}
+                error={errorAt(`channel:${channel.id}`)}
+                refusal={refusalAt(`channel:${channel.id}`)}
               />
             )}
           </div>

@@ -1,6 +1,7 @@
 import { ImagePlus } from 'lucide';
 import { Icon } from '../components/icon.js';
 import { useState } from 'preact/hooks';
+import { inWords } from '../api.js';
 import { formatBytes, formatNumber } from '../format.js';
 import { rules } from '../platforms.js';
 import { MAX_UPLOAD_BYTES, UPLOAD_IMAGE_TYPES } from '../../platforms/rules.js';
@@ -10,7 +11,7 @@ import { fileRefusal, uploadFile, withdrawn } from './upload.js';
 let nextKey = 0;
 
 /** The images: picked or dropped, each uploaded at once with its progress, its alt text, and the platforms' rules. */
-export function MediaPicker({ media, dispatch, chosen }: { media: MediaItem[]; dispatch: Dispatch; chosen: Channel[] }) {
+export function MediaPicker({ media, dispatch, chosen, error }: { media: MediaItem[]; dispatch: Dispatch; chosen: Channel[]; error?: string | undefined }) {
   const [dragging, setDragging] = useState(false);
   const [refused, setRefused] = useState<string[]>([]);
   const update = (key: string, change: Partial<MediaItem>) => dispatch({ type: 'media', key, change });
@@ -36,7 +37,7 @@ export function MediaPicker({ media, dispatch, chosen }: { media: MediaItem[]; d
       ).then((result) => {
         if (result.ok) {
           update(key, { step: 'done', progress: 1, mediaId: result.data.mediaId, variantsStatus: result.data.variantsStatus, publishedBytes: result.data.variants.source?.sizeBytes ?? null });
-        } else update(key, { step: 'failed', error: result.error.message });
+        } else update(key, { step: 'failed', error: inWords(result.error.message) });
       });
     }
     setRefused(refusals);
@@ -79,6 +80,7 @@ export function MediaPicker({ media, dispatch, chosen }: { media: MediaItem[]; d
           or drop them here (JPEG, PNG, WebP, GIF; {formatBytes(MAX_UPLOAD_BYTES)} each)
         </p>
       </div>
+      {error && <p class="field-error">{error}</p>}
       {refused.map((refusal) => (
         <p key={refusal} class="error" role="alert">
           {refusal}

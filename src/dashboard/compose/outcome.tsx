@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, call, type ApiError } from '../api.js';
-import { STATUS_LABELS } from '../calendar/status.js';
+import { api, call, inWords, type ApiError } from '../api.js';
+import { retryingText, STATUS_LABELS } from '../calendar/status.js';
 import { channelLabel, platformLabel } from '../platforms.js';
 import { navigate } from '../router.js';
-import { formatSlotInZone } from '../zoned-time.js';
+import { formatDateTime } from '../format.js';
 import { rootsOf, type Action, type Post } from './state.js';
 
 /** What blocks a submit, listed when one was tried (`role="alert"`); it takes the focus, and follows what is typed. */
@@ -38,7 +38,7 @@ export function SubmitError({ error }: { error: ApiError }) {
     <div class="submit-error" role="alert" tabIndex={-1}>
       <p class="error">
         {LEADS[error.code] ? `${LEADS[error.code]} ` : ''}
-        {error.message}
+        {inWords(error.message)}
       </p>
       <p class="hint">Nothing was saved; what you wrote is kept.</p>
     </div>
@@ -91,8 +91,8 @@ export function Outcome({ postId, message, action, timeZone, editing }: { postId
         <ul>
           {roots.map((schedule) => (
             <li key={schedule.id}>
-              {channelLabel(schedule.integration)}: {STATUS_LABELS[schedule.status]}
-              {schedule.scheduledAt && schedule.status !== 'PUBLISHED' ? `, ${formatSlotInZone(schedule.scheduledAt, timeZone)} (${timeZone})` : ''}
+              {channelLabel(schedule.integration)}: {retryingText(schedule, timeZone) ?? STATUS_LABELS[schedule.status]}
+              {schedule.scheduledAt && schedule.status !== 'PUBLISHED' && !retryingText(schedule, timeZone) ? `, ${formatDateTime(schedule.scheduledAt, '—', timeZone)} (${timeZone})` : ''}
               {schedule.status === 'PUBLISHED' && schedule.releaseUrl && (
                 <>
                   {' '}

@@ -2,7 +2,7 @@ import type { Schema } from '../api.js';
 import { formatNumber } from '../format.js';
 import { channelLabel } from '../platforms.js';
 import { isoToZoned, zonedToIso } from '../zoned-time.js';
-import { contentTooLongMessage, mediaRuleMessage, measure, rules, threadRefusedMessage, type AttachedImage } from '../../platforms/rules.js';
+import { contentTooLong, mediaRule, measure, rules, threadRefused, type AttachedImage, type Refusal } from '../../platforms/rules.js';
 
 /**
  * The composer's state apart from its view, pure (no DOM, no request): what the form holds, its transitions (a
@@ -160,46 +160,96 @@ const follows = (post: Post, root: Schedule) => root.scheduledContent === post.c
 
 const sameList = (a: unknown[], b: unknown[]) => JSON.stringify(a) === JSON.stringify(b);
 
-/** What the API would refuse, worded and numbered as it words them, in the order it checks them. */
-export function problems(state: ComposeState, chosen: Channel[], post: Post | undefined): string[] {
-  const found: string[] = [];
+/**
+ * Where a problem is on the form, for showing it under that field: the post's text, a channel's own text
+ * (`channel:<integrationId>`), a thread part (`part:<index>`, 0 for the second part), the thread, the first comment,
+ * the images; '' for the form as a whole.
+ */
+export type Where = '' | 'content' | 'thread' | 'firstComment' | 'media' | `channel:${string}` | `part:${number}`;
+
+/** Something to change before the post can be sent: where on the form, and a sentence for people. */
+export interface Problem {
+  where: Where;
+  sentence: string;
+}
+
+/**
+ * What the API would refuse, made by the functions of src/platforms/rules.ts it refuses with, for the fields the
+ * request would name (`rows[0].thread[1].content`), in the order it checks them; each then placed on its field.
+ */
+export function problems(state: ComposeState, chosen: Channel[], post: Post | undefined): Problem[] {
+  const found: Refusal[] = [];
+  const add = (refusal: Refusal | undefined) => void (refusal && found.push(refusal));
   const images = attachedImages(state.media);
-  const tooLong = (field: string, channel: Pick<Channel, 'name' | 'platform'>, text: string, as: 'post' | 'comment' = 'post') => {
-    const refusal = contentTooLongMessage(field, { name: channel.name, platform: channel.platform }, text, as);
-    if (refusal) found.push(refusal);
-  };
-  const mediaRule = (field: string, channel: Pick<Channel, 'name' | 'platform'>) => {
-    const violation = mediaRuleMessage(field, { name: channel.name, platform: channel.platform }, images);
-    if (violation) found.push(violation);
-  };
   const { firstComment, overrides } = state;
   if (post) {
     // Editing: what the PATCH changes, checked where the API checks it; a publishing or published schedule takes nothing.
     const roots = rootsOf(post);
     const edits = textEdits(post, state);
     const live = roots.filter(isEditable);
-    edits.schedules.forEach((edit, index) => tooLong(`body.schedules[${index}].content`, edit.integration, edit.content));
+    edits.schedules.forEach((edit, index) => add(contentTooLong(`body.schedules[${index}].content`, edit.integration, edit.content)));
     if (edits.content !== undefined) {
-      for (const root of live) if (follows(post, root) && !edits.schedules.some((edit) => edit.id === root.id)) tooLong('body.content', root.integration, edits.content);
+      for (const root of live) if (follows(post, root) && !edits.schedules.some((edit) => edit.id === root.id)) add(contentTooLong('body.content', root.integration, edits.content));
     }
-    if (firstComment.trim() && firstComment !== (roots[0]?.firstComment ?? '')) for (const root of live) tooLong('body.firstComment', root.integration, firstComment, 'comment');
-    for (const root of live) mediaRule('body.media', root.integration);
-    return found;
-  }
-  const parts = writtenParts(state);
-  const overrideIndex = chosen.filter((channel) => overrides[channel.id] !== undefined).map((channel) => channel.id);
-  for (const channel of chosen) {
-    if (parts.length) {
-      const refused = threadRefusedMessage('rows[0].thread', { name: channel.name, platform: channel.platform });
-      if (refused) found.push(refused);
+    if (firstComment.trim() && firstComment !== (roots[0]?.firstComment ?? '')) for (const root of live) add(contentTooLong('body.firstComment', root.integration, firstComment, 'comment'));
+    for (const root of live) add(mediaRule('body.media', root.integration, images));
+  } else {
+    const parts = writtenParts(state);
+    const own = chosen.filter((channel) => overrides[channel.id] !== undefined).map((channel) => channel.id);
+    for (const channel of chosen) {
+      if (parts.length) add(threadRefused('rows[0].thread', channel));
+      add(contentTooLong(own.includes(channel.id) ? `rows[0].overrides[${own.indexOf(channel.id)}].content` : 'rows[0].content', channel, textFor(state, channel.id)));
+      if (rules[channel.platform].threads) parts.forEach((part, index) => add(contentTooLong(`rows[0].thread[${index}].content`, channel, part)));
+      if (firstComment.trim()) add(contentTooLong('rows[0].firstComment', channel, firstComment, 'comment'));
+      add(mediaRule('rows[0].media', channel, images));
     }
-    const own = overrides[channel.id] !== undefined;
-    tooLong(own ? `rows[0].overrides[${overrideIndex.indexOf(channel.id)}].content` : 'rows[0].content', channel, textFor(state, channel.id));
-    if (rules[channel.platform].threads) parts.forEach((part, index) => tooLong(`rows[0].thread[${index}].content`, channel, part));
-    if (firstComment.trim()) tooLong('rows[0].firstComment', channel, firstComment, 'comment');
-    mediaRule('rows[0].media', channel);
   }
-  return found;
+  return found.map((refusal) => ({ where: whereOf(refusal.field, state, chosen, post), sentence: refusal.sentence }));
+}
+
+/**
+ * The field of the form a request's path names, for a refusal of the composer's own check or of the API:
+ * `rows[0].overrides[1].content` is the second chosen channel with a text of its own, `body.schedules[0].content` the
+ * schedule the PATCH named first (a thread part, a channel's own text, or the text), `rows[0].thread[0].content`
+ * the first part written; '' when it names none of them.
+ */
+export function whereOf(path: string, state: ComposeState, chosen: Channel[], post: Post | undefined): Where {
+  const field = path.replace(/^(?:body\.|rows\[\d+\]\.)/, '');
+  const index = (name: string) => {
+    const found = new RegExp(`^${name}\\[(\\d+)\\]`).exec(field);
+    return found ? Number(found[1]) : undefined;
+  };
+  if (field === 'content') return 'content';
+  if (field.startsWith('firstComment')) return 'firstComment';
+  if (field.startsWith('media')) return 'media';
+  const part = index('thread');
+  if (part !== undefined) {
+    // The request holds the parts written; the form, empty ones too.
+    const written = state.thread.flatMap((text, at) => (text.trim() === '' ? [] : [at]));
+    return written[part] === undefined ? 'thread' : `part:${written[part]}`;
+  }
+  if (field === 'thread') return 'thread';
+  const override = index('overrides');
+  if (override !== undefined) {
+    const channel = chosen.filter((one) => state.overrides[one.id] !== undefined)[override];
+    return channel ? `channel:${channel.id}` : 'content';
+  }
+  const named = index('schedules');
+  const schedule = post && named !== undefined ? post.schedules.find((one) => one.id === textEdits(post, state).schedules[named]?.id) : undefined;
+  if (schedule) return schedule.threadOrder > 0 ? `part:${schedule.threadOrder - 1}` : hasOwnText(state, schedule.integrationId) ? `channel:${schedule.integrationId}` : 'content';
+  return '';
+}
+
+/** The sentences about one field, joined, for showing under it (undefined when there is none). */
+export const problemAt = (shown: Problem[], where: Where) => shown.filter((problem) => problem.where === where).map((problem) => problem.sentence).join(' ') || undefined;
+
+/**
+ * A problem as the list above the submit button says it: the field named where its sentence does not say which
+ * ("First comment: too long for LinkedIn (In): 1251 of 1250 characters").
+ */
+export function summaryOf({ where, sentence }: Problem): string {
+  const field = where === 'firstComment' ? 'First comment' : where.startsWith('part:') ? `Thread part ${Number(where.slice(5)) + 2}` : undefined;
+  return field ? `${field}: ${sentence.replace(/^Too /, 'too ')}` : sentence;
 }
 
 /** What must be done before anything is sent (not a platform's rule): no channel, no text, uploads under way, no time. */
@@ -352,7 +402,7 @@ export interface Counter {
 
 /**
  * A text counted by the channel's platform rule: the limit nearest to being passed (a platform may count in two units,
- * as Bluesky counts graphemes and bytes), a warning from 90 % of it, and over it the API's own numbers.
+ * as Bluesky counts graphemes and bytes), a warning from 90 % of it, and over it the API's own numbers, in words.
  */
 export function counterState({ channel, text, as }: CounterSpec): Counter {
   const measured = measure(text);
@@ -365,7 +415,7 @@ export function counterState({ channel, text, as }: CounterSpec): Counter {
   const who = channelLabel(channel);
   const shown = found ? { used: found.length, limit: found.limit, label: limits.find((limit) => limit.unit === found.unit)?.label ?? found.unit } : nearest;
   const counted = `${formatNumber(shown.used)} / ${formatNumber(shown.limit)} ${shown.label}`;
-  const reads = found ? `${who}: ${counted}, ${formatNumber(found.length - found.limit)} over the limit (${found.length} ${found.unit}; ${platform.label} allows at most ${found.limit})` : `${who}: ${counted}`;
+  const reads = found ? `${who}: ${counted}, ${formatNumber(found.length - found.limit)} over the limit` : `${who}: ${counted}`;
   const announce = tone === 'over' ? `${who}: over the limit.` : `${who}: ${formatNumber(nearest.limit - nearest.used)} ${nearest.label} left.`;
   return { key: `${channel.id}-${as}`, name: channel.name, tone, text: reads, announce: tone === 'warn' ? announce.replace(/\d[\d,]* (\w+) left/, 'near the limit') : announce };
 }

@@ -2,16 +2,23 @@ import { ListPlus } from 'lucide';
 import { STATUS_LABELS } from '../calendar/status.js';
 import { Icon } from '../components/icon.js';
 import { listed, platformsWhere, rules } from '../platforms.js';
-import { isEditable, MAX_THREAD_PARTS, partsAt, type Channel, type Dispatch, type Post } from './state.js';
+import { isEditable, MAX_THREAD_PARTS, partsAt, type Channel, type Dispatch, type Post, type Where } from './state.js';
 import { countersOf, TextArea } from './text-field.js';
 
 /**
  * The thread's parts after the post, each counted for the channels that publish it: added and removed while a post is
  * written; when editing, rewritten while not published (a published one is shown as it is).
  */
-export function ThreadFields({ thread, post, chosen, dispatch }: { thread: string[]; post: Post | undefined; chosen: Channel[]; dispatch: Dispatch }) {
+export function ThreadFields({ thread, post, chosen, dispatch, errorAt, refusalAt }: {
+  thread: string[];
+  post: Post | undefined;
+  chosen: Channel[];
+  dispatch: Dispatch;
+  errorAt: (where: Where) => string | undefined;
+  refusalAt: (where: Where) => string | undefined;
+}) {
   const field = (index: number, part: string, channels: Channel[]) => (
-    <TextArea label={`Thread part ${index + 2}`} value={part} onInput={(value) => dispatch({ type: 'part', index, value })} rows={3} counters={countersOf(channels, part)} />
+    <TextArea label={`Thread part ${index + 2}`} value={part} onInput={(value) => dispatch({ type: 'part', index, value })} rows={3} counters={countersOf(channels, part)} error={errorAt(`part:${index}`)} refusal={refusalAt(`part:${index}`)} />
   );
   // Folded until used: a new post offers its button; a post without parts has nothing to show.
   if (!thread.length) {
@@ -28,6 +35,7 @@ export function ThreadFields({ thread, post, chosen, dispatch }: { thread: strin
   return (
     <fieldset class="compose-section">
       <legend>Thread</legend>
+      {(errorAt('thread') || refusalAt('thread')) && <p class="field-error">{[errorAt('thread'), refusalAt('thread')].filter(Boolean).join(' ')}</p>}
       {post ? (
         thread.length ? (
           <>

@@ -50,6 +50,8 @@ function PendingPost({ post, onReviewed }: { post: Post; onReviewed: (message: s
   const [note, setNote] = useState('');
   const review = useAction();
   const author = post.user?.name ?? 'a former member';
+  // The key an agent or a script wrote it with: what an approver most wants to know about a post they did not write.
+  const key = post.createdBy?.kind === 'key' ? post.createdBy : undefined;
   const headingId = `post-${post.id}`;
   const noteId = `note-${post.id}`;
   const roots = post.schedules.filter((schedule) => schedule.threadOrder === 0);
@@ -76,6 +78,12 @@ function PendingPost({ post, onReviewed }: { post: Post; onReviewed: (message: s
       <h3 id={headingId}>
         Post by {author}, waiting since {formatDateTime(post.approvalRequestedAt)}
       </h3>
+      {key && (
+        <p class="hint" data-api-key-id={key.apiKeyId ?? undefined}>
+          Written with the API key <strong>{key.name}</strong>
+          {!key.apiKeyId && ' (a key since deleted)'}
+        </p>
+      )}
       <ul class="approval-channels">
         {roots.map((root) => (
           <li key={root.id}>

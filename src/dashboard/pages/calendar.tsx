@@ -9,17 +9,15 @@ import {
   addDays,
   addMonths,
   dayOf,
-  formatDayLong,
-  formatInZone,
   instantAt,
   isDay,
   startOfMonth,
   startOfWeek,
   timeOf,
-  zoneName,
 } from '../zoned-time.js';
 import { ChevronLeft, ChevronRight } from 'lucide';
 import { ErrorMessage } from '../components/form.js';
+import { formatDateTime, formatDayLong, formatHour, zoneName } from '../format.js';
 import { FilterPanel } from '../components/filter-panel.js';
 import { Icon } from '../components/icon.js';
 import { Loading, Page, type PageProps } from '../components/page.js';
@@ -111,7 +109,7 @@ function Calendar({ timeZone }: { timeZone: string }) {
       const field = errorFor(result.error, 'scheduledAt');
       return { ok: false as const, message: field ?? result.error.message, ...(field && { field: 'date' }) };
     }
-    await changed(`Moved “${excerpt(schedule.scheduledContent, 40)}” on ${schedule.integration.name} to ${formatInZone(scheduledAt, timeZone, { dateStyle: 'full', timeStyle: 'short' })}.`);
+    await changed(`Moved “${excerpt(schedule.scheduledContent, 40)}” on ${schedule.integration.name} to ${formatDateTime(scheduledAt, '—', timeZone)}.`);
     return { ok: true as const };
   };
 
@@ -391,7 +389,7 @@ function WeekGrid({ date, today, byDay, entryProps, dropProps }: GridProps) {
         <div class="week-corner" />
         {HOURS.map((hour) => (
           <div key={hour} class="hour-label">
-            {String(hour).padStart(2, '0')}:00
+            {formatHour(hour)}
           </div>
         ))}
       </div>

@@ -1,17 +1,24 @@
+import { Fragment } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import { api, call, errorFor, formError, type Schema } from '../api.js';
 import { Dialog } from '../components/dialog.js';
+import { UrlText } from '../components/url-text.js';
 import { ErrorMessage, Field, focusFirstInvalid, SubmitButton } from '../components/form.js';
 import { Loading, Page, type PageProps } from '../components/page.js';
+import { failingPostsUrl } from '../components/failing-count.js';
+import { Link } from '../router.js';
 import { formatDate, formatDateTime } from '../format.js';
 import { useAction, useLoad } from '../hooks.js';
 import { platformLabel, PLATFORMS, rules, type Platform } from '../platforms.js';
 
 type Integration = Schema<'Integration'>;
+type PlatformAvailability = Schema<'Platform'>;
 
 /** The connected channels, their health in words, and connecting more. */
 export function ChannelsPage(_props: PageProps) {
   const channels = useLoad(() => call(api.GET('/integrations')));
+  // Whether this server can connect each platform (LinkedIn needs its app's client): GET /platforms, as the API says it.
+  const available = useLoad(() => call(api.GET('/platforms')));
   const [disconnecting, setDisconnecting] = useState<Integration>();
   const [reconnecting, setReconnecting] = useState<Integration>();
   const disconnect = useAction();
@@ -69,10 +76,12 @@ export function ChannelsPage(_props: PageProps) {
           <section key={platform} aria-labelledby={headingId}>
             <h2 id={headingId}>{`Connect a ${label} account`}</h2>
             {connect.method === 'oauth' ? (
-              <>
-                <p>{connect.explained}</p>
-                <ConnectButton platform={platform} label={`Continue to ${label}`} />
-              </>
+              <OAuthConnect
+                platform={platform}
+                explained={connect.explained}
+                availability={available.data?.find((item) => item.platform === platform)}
+                error={available.error?.message}
+              />
             ) : (
               <ConnectBlueskyForm
                 formRef={appPasswordForm}
@@ -111,6 +120,34 @@ interface ChannelCardProps {
   onDisconnect: () => void;
 }
 
+/**
+ * A channel whose schedules failed or wait for a retry (`failingSchedules`): how many, the latest reason, and a link to
+ * exactly their posts.
+ */
+function FailingFlag({ channel }: { channel: Integration }) {
+  const count = channel.failingSchedules;
+  if (count === 0) return null;
+  const last = channel.lastFailure;
+  return (
+    <div class="channel-failing" role="group" aria-label={`Failing posts on ${channel.name}`}>
+      <p>
+        <span class="badge bad">Failing</span> {count} {count === 1 ? 'schedule' : 'schedules'} failed or waiting to be retried.
+        {last?.reason && (
+          <>
+            {' '}
+            Latest{last.at ? `, ${formatDateTime(last.at)}` : ''}: {last.reason}
+          </>
+        )}
+      </p>
+      <p>
+        <Link href={failingPostsUrl(channel.id)}>
+          See the failing posts<span class="visually-hidden"> on {channel.name}</span>
+        </Link>
+      </p>
+    </div>
+  );
+}
+
 function ChannelCard({ channel, onChanged, onReconnectByForm, onDisconnect }: ChannelCardProps) {
   const refresh = useAction();
   const [checked, setChecked] = useState('');
@@ -139,7 +176,7 @@ function ChannelCard({ channel, onChanged, onReconnectByForm, onDisconnect }: Ch
         <span class={`badge ${status.tone}`}>{status.label}</span>
       </p>
       {status.detail && <p class="status-detail">{status.detail}</p>}
-      {channel.hasFailedSchedules && <p class="status-detail">Some posts to this channel failed to publish.</p>}
+      <FailingFlag channel={channel} />
       {channel.lastValidatedAt && <p class="hint">Last checked {formatDateTime(channel.lastValidatedAt)}.</p>}
       <div class="actions">
         {canRefresh && (
@@ -276,6 +313,54 @@ function ConnectBlueskyForm({ formRef, reconnecting, onConnected }: ConnectBlues
         {connected}
       </p>
     </form>
+  );
+}
+
+/**
+ * An OAuth platform's connect section: its button when this server can connect it, otherwise what the server needs
+ * (the settings GET /platforms names, the redirect URI to register) for whoever runs it, and where the docs say more.
+ */
+function OAuthConnect({ platform, explained, availability, error }: { platform: Platform; explained: string; availability?: PlatformAvailability; error?: string }) {
+  if (error) return <ErrorMessage message={error} />;
+  if (!availability) return <Loading what={`whether ${platformLabel(platform)} can be connected`} />;
+  const label = platformLabel(platform);
+  if (availability.connectable) {
+    return (
+      <>
+        <p>{explained}</p>
+        <ConnectButton platform={platform} label={`Continue to ${label}`} />
+      </>
+    );
+  }
+  const settings = availability.settings;
+  return (
+    <div class="callout" data-platform-unavailable={platform}>
+      <p>
+        <strong>{label} cannot be connected on this server yet.</strong>{' '}
+        {settings.length > 0 ? (
+          <>
+            Whoever runs Postwise sets{' '}
+            {settings.map((setting, index) => (
+              <Fragment key={setting}>
+                {index > 0 && (index === settings.length - 1 ? ' and ' : ', ')}
+                <code>{setting}</code>
+              </Fragment>
+            ))}{' '}
+            (the client of a {label} app) and restarts it; {label} is then offered here.
+          </>
+        ) : (
+          availability.unavailableReason
+        )}
+      </p>
+      {availability.redirectUri && (
+        <p>
+          The redirect URL to register in the {label} app: <UrlText url={availability.redirectUri} />
+        </p>
+      )}
+      <p class="hint">
+        How: “{label}” in <code>docs/publishing.md</code>, and “Configuration” in Postwise's <code>README.md</code>.
+      </p>
+    </div>
   );
 }
 

@@ -1,5 +1,5 @@
 import { useEffect, useReducer, useRef, useState } from 'preact/hooks';
-import { api, call, type Result, type Schema } from '../api.js';
+import { api, call, errorParts, type Result, type Schema } from '../api.js';
 import { ApprovalBadge } from '../calendar/status.js';
 import { ErrorMessage } from '../components/form.js';
 import { Loading, Page, type PageProps } from '../components/page.js';
@@ -9,7 +9,7 @@ import { Outcome, Problems, SubmitError } from '../compose/outcome.js';
 import { PostPreview } from '../compose/preview.js';
 import { EvergreenChoice } from '../compose/evergreen.js';
 import { isHistory, PublishedPost } from '../compose/published.js';
-import { chosenOf, compose, createBody, hasOwnText, initialState, missing, patchBody, problems, textFor, writtenParts, type Action, type Integration, type Post } from '../compose/state.js';
+import { chosenOf, compose, createBody, hasOwnText, initialState, missing, patchBody, problemAt, problems, summaryOf, textFor, whereOf, writtenParts, type Action, type Integration, type Post, type Problem, type Where } from '../compose/state.js';
 import { TagPicker } from '../compose/tags.js';
 import { countersOf, TextArea } from '../compose/text-field.js';
 import { ThreadFields } from '../compose/thread.js';
@@ -75,7 +75,7 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
   const form = useRef<HTMLFormElement>(null);
   const summary = useRef<HTMLDivElement>(null);
   const [state, dispatch] = useReducer(compose, undefined, () => initialState(post, timeZone));
-  const [problemsShown, setProblemsShown] = useState<string[]>([]);
+  const [problemsShown, setProblemsShown] = useState<Problem[]>([]);
   const [done, setDone] = useState<{ postId: string; message: string; action: Action } | undefined>();
   const submit = useAction();
   const idempotencyKey = useRef<string | undefined>(undefined);
@@ -83,12 +83,20 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
   const [tagsOpen, setTagsOpen] = useState(false);
 
   const chosen = chosenOf(state, channels);
-  const blocking = [...missing(state, chosen, { editing, timeZone }), ...problems(state, chosen, post)];
+  const blocking: Problem[] = [...missing(state, chosen, { editing, timeZone }).map((sentence) => ({ where: '' as const, sentence })), ...problems(state, chosen, post)];
+  const at = (where: Where) => problemAt(problemsShown, where);
+  // The API's refusal, each part under the field it names (and whole above the button): gone once that field changes.
+  const refusedAt = (where: Where) =>
+    errorParts(submit.error)
+      .filter((part) => part.path && whereOf(part.path, state, chosen, post) === where)
+      .map((part) => part.sentence)
+      .join(' ') || undefined;
+  const bothAt = (where: Where) => [at(where), refusedAt(where)].filter(Boolean).join(' ') || undefined;
 
   // A change after a refusal makes the refusal's list stale: it follows what is typed now.
   useEffect(() => {
     if (problemsShown.length) setProblemsShown(blocking);
-  }, [blocking.join('\n')]);
+  }, [blocking.map((problem) => problem.sentence).join('\n')]);
 
   const onSubmit = async (event: Event) => {
     event.preventDefault();
@@ -138,15 +146,17 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
           rows={4}
           hint={chosen.length > 1 ? 'Published on every channel that has no text of its own.' : undefined}
           counters={countersOf(chosen.filter((channel) => !hasOwnText(state, channel.id)), content)}
+          error={at('content')}
+          refusal={refusedAt('content')}
         />
 
-        <ChannelTexts chosen={chosen} state={state} dispatch={dispatch} />
+        <ChannelTexts chosen={chosen} state={state} dispatch={dispatch} errorAt={at} refusalAt={refusedAt} />
 
-        <MediaPicker media={state.media} dispatch={dispatch} chosen={chosen} />
+        <MediaPicker media={state.media} dispatch={dispatch} chosen={chosen} error={bothAt('media')} />
 
         {/* What a post may also have, folded until used: the parts in use first, then the buttons that add the others. */}
         <div class="compose-extras">
-          <ThreadFields thread={state.thread} post={post} chosen={chosen} dispatch={dispatch} />
+          <ThreadFields thread={state.thread} post={post} chosen={chosen} dispatch={dispatch} errorAt={at} refusalAt={refusedAt} />
           {showComment && (
             <TextArea
               label="First comment"
@@ -157,6 +167,8 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
               hint="Published as the first reply under the post, on every channel."
               counters={firstComment ? countersOf(chosen, firstComment, 'comment') : []}
               focusOnMount={!firstComment}
+              error={at('firstComment')}
+              refusal={refusedAt('firstComment')}
             />
           )}
           {showTags && <TagPicker tags={tags} tagIds={state.tagIds} dispatch={dispatch} onTagCreated={onTagCreated} />}
@@ -191,7 +203,7 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
 
         <WhenFields state={state} post={post} timeZone={timeZone} dispatch={dispatch} />
 
-        <Problems problems={problemsShown} focusRef={summary} />
+        <Problems problems={problemsShown.map(summaryOf)} focusRef={summary} />
         {submit.error && <SubmitError error={submit.error} />}
         <div class="actions compose-actions">
           <button type="submit" class="primary" disabled={submit.busy} aria-busy={submit.busy ? 'true' : undefined}>

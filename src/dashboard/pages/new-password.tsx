@@ -29,7 +29,7 @@ export function NewPasswordFields({ password, confirmation, onPassword, onConfir
         onInput={onConfirmation}
         required
         autoComplete="new-password"
-        error={mismatch}
+        check={mismatch}
       />
     </>
   );

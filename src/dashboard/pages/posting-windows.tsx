@@ -1,4 +1,5 @@
 import { useId } from 'preact/hooks';
+import { useFieldError } from '../components/form.js';
 
 export interface PostingWindow {
   weekdays: number[];
@@ -30,8 +31,14 @@ interface EditorProps {
  * The posting windows: groups of weekdays, each with the local times a NEXT_WINDOW post may go out. Plain checkboxes and
  * time inputs, each labelled, so that it works by keyboard and screen reader as any form does.
  */
-export function PostingWindowsEditor({ windows, onChange, error, hint = 'When a post asks for the next window, it goes out at the next of these times that is free.' }: EditorProps) {
+export function PostingWindowsEditor({ windows, onChange: setWindows, error: given, hint = 'When a post asks for the next window, it goes out at the next of these times that is free.' }: EditorProps) {
   const id = useId();
+  // The server's error goes once the windows change (components/form.tsx).
+  const [error, changed] = useFieldError(given);
+  const onChange = (next: PostingWindow[]) => {
+    changed();
+    setWindows(next);
+  };
   const update = (index: number, change: Partial<PostingWindow>) => onChange(windows.map((group, i) => (i === index ? { ...group, ...change } : group)));
   return (
     <fieldset class="posting-windows" aria-describedby={error ? `${id}-error` : `${id}-hint`} aria-invalid={error ? 'true' : undefined} tabIndex={error ? -1 : undefined}>

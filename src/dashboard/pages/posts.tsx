@@ -1,14 +1,14 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Schema } from '../api.js';
 import { followInApp } from '../calendar/schedule-dialog.js';
-import { ApprovalBadge, excerpt, STATUS_LABELS, STATUSES, StatusBadge, type ScheduleStatus } from '../calendar/status.js';
+import { ApprovalBadge, excerpt, StatusLine, STATUS_LABELS, STATUSES, type ScheduleStatus } from '../calendar/status.js';
 import { platformLabel, PLATFORMS, type Platform } from '../platforms.js';
-import { formatInZone, isDay } from '../zoned-time.js';
+import { isDay } from '../zoned-time.js';
 import { ErrorMessage, Field } from '../components/form.js';
 import { FilterPanel } from '../components/filter-panel.js';
 import { Loading, Page, type PageProps } from '../components/page.js';
 import { Table, type Column } from '../components/table.js';
-import { formatNumber } from '../format.js';
+import { formatDateTime, formatNumber } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { navigate, useLocation } from '../router.js';
 
@@ -18,6 +18,9 @@ const LIMITS = [10, 20, 50, 100];
 /** The filters and page of GET /posts, as the address holds them (`?status=FAILED&platform=BLUESKY&page=2`). */
 interface Filters {
   status: ScheduleStatus[];
+  /** Posts with a schedule FAILED or waiting for an automatic retry (`failing=true`): what a channel's flag links to. */
+  failing: boolean;
+  integrationId: string[];
   platform: Platform[];
   tagIds: string[];
   dateFrom: string;
@@ -37,6 +40,8 @@ function filtersOf(params: URLSearchParams): Filters {
   const dateTo = params.get('dateTo') ?? '';
   return {
     status: many(params, 'status').filter((value): value is ScheduleStatus => (STATUSES as readonly string[]).includes(value)),
+    failing: params.get('failing') === 'true',
+    integrationId: many(params, 'integrationId'),
     platform: many(params, 'platform').filter((value): value is Platform => (PLATFORMS as readonly string[]).includes(value)),
     tagIds: many(params, 'tagIds'),
     dateFrom: isDay(dateFrom) ? dateFrom : '',
@@ -51,6 +56,8 @@ function filtersOf(params: URLSearchParams): Filters {
 function postsUrl(filters: Filters): string {
   const params = new URLSearchParams();
   for (const status of filters.status) params.append('status', status);
+  if (filters.failing) params.set('failing', 'true');
+  for (const integrationId of filters.integrationId) params.append('integrationId', integrationId);
   for (const platform of filters.platform) params.append('platform', platform);
   for (const tagId of filters.tagIds) params.append('tagIds', tagId);
   if (filters.dateFrom) params.set('dateFrom', filters.dateFrom);
@@ -69,6 +76,7 @@ export function PostsPage(_props: PageProps) {
   const search = url.search;
   const workspace = useLoad(() => call(api.GET('/workspace')));
   const tags = useLoad(() => call(api.GET('/tags', { params: { query: { limit: 100 } } })));
+  const channels = useLoad(() => call(api.GET('/integrations')));
   const posts = useLoad(async () => {
     const result = await call(
       api.GET('/posts', {
@@ -77,6 +85,8 @@ export function PostsPage(_props: PageProps) {
             page: filters.page,
             limit: filters.limit,
             ...(filters.status.length && { status: filters.status }),
+            ...(filters.failing && { failing: true }),
+            ...(filters.integrationId.length && { integrationId: filters.integrationId }),
             ...(filters.platform.length && { platform: filters.platform }),
             ...(filters.tagIds.length && { tagIds: filters.tagIds }),
             ...(filters.dateFrom && { dateFrom: filters.dateFrom }),
@@ -99,8 +109,8 @@ export function PostsPage(_props: PageProps) {
         <h2 id="filters" class="visually-hidden">
           Filters
         </h2>
-        <FilterPanel active={filters.status.length + filters.platform.length + filters.tagIds.length + (filters.dateFrom ? 1 : 0) + (filters.dateTo ? 1 : 0) + (filters.search.trim() ? 1 : 0)}>
-          <FilterForm key={search} filters={filters} tags={tags.data?.items ?? []} timeZone={timeZone} />
+        <FilterPanel active={filters.status.length + (filters.failing ? 1 : 0) + filters.integrationId.length + filters.platform.length + filters.tagIds.length + (filters.dateFrom ? 1 : 0) + (filters.dateTo ? 1 : 0) + (filters.search.trim() ? 1 : 0)}>
+          <FilterForm key={search} filters={filters} tags={tags.data?.items ?? []} channels={channels.data ?? []} timeZone={timeZone} />
         </FilterPanel>
         <ErrorMessage message={tags.error?.message} />
       </section>
@@ -144,8 +154,10 @@ export function PostsPage(_props: PageProps) {
   );
 }
 
-function FilterForm({ filters, tags, timeZone }: { filters: Filters; tags: Schema<'Tag'>[]; timeZone: string | undefined }) {
+function FilterForm({ filters, tags, channels, timeZone }: { filters: Filters; tags: Schema<'Tag'>[]; channels: Schema<'Integration'>[]; timeZone: string | undefined }) {
   const [status, setStatus] = useState(filters.status);
+  const [failing, setFailing] = useState(filters.failing);
+  const [integrationId, setIntegrationId] = useState(filters.integrationId);
   const [platform, setPlatform] = useState(filters.platform);
   const [tagIds, setTagIds] = useState(filters.tagIds);
   const [dateFrom, setDateFrom] = useState(filters.dateFrom);
@@ -157,7 +169,7 @@ function FilterForm({ filters, tags, timeZone }: { filters: Filters; tags: Schem
   const submit = (event: Event) => {
     event.preventDefault();
     // A new filter starts from the first page.
-    navigate(postsUrl({ status, platform, tagIds, dateFrom, dateTo, search, limit, page: 1 }));
+    navigate(postsUrl({ status, failing, integrationId, platform, tagIds, dateFrom, dateTo, search, limit, page: 1 }));
   };
 
   return (
@@ -188,7 +200,28 @@ function FilterForm({ filters, tags, timeZone }: { filters: Filters; tags: Schem
             {STATUS_LABELS[value]}
           </label>
         ))}
+        <label class="checkbox">
+          <input type="checkbox" name="failing" value="true" checked={failing} onChange={(event) => setFailing(event.currentTarget.checked)} />
+          Failing (failed, or retrying)
+        </label>
       </fieldset>
+      {channels.length > 0 && (
+        <fieldset>
+          <legend>Channel</legend>
+          {channels.map((channel) => (
+            <label key={channel.id} class="checkbox">
+              <input
+                type="checkbox"
+                name="integrationId"
+                value={channel.id}
+                checked={integrationId.includes(channel.id)}
+                onChange={(event) => setIntegrationId(toggle(integrationId, channel.id, event.currentTarget.checked))}
+              />
+              {channel.name}
+            </label>
+          ))}
+        </fieldset>
+      )}
       <fieldset>
         <legend>Platform</legend>
         {PLATFORMS.map((value) => (
@@ -242,7 +275,7 @@ function PostsTable({ posts, timeZone }: { posts: Post[]; timeZone: string }) {
           {(post.isEvergreen || post.lastRecycledAt) && (
             <p class="post-marks">
               {post.isEvergreen && <span class="badge evergreen">Evergreen</span>}
-              {post.lastRecycledAt && <span class="status-detail">Recycled {formatInZone(post.lastRecycledAt, timeZone)}</span>}
+              {post.lastRecycledAt && <span class="status-detail">Recycled {formatDateTime(post.lastRecycledAt, '—', timeZone)}</span>}
             </p>
           )}
         </div>
@@ -270,7 +303,7 @@ function PostsTable({ posts, timeZone }: { posts: Post[]; timeZone: string }) {
             <ul class="post-schedules">
               {schedules.map((schedule) => (
                 <li key={schedule.id}>
-                  <StatusBadge schedule={schedule} />
+                  <StatusLine schedule={schedule} timeZone={timeZone} />
                   {schedules.length > 1 && <span class="visually-hidden"> on {schedule.integration.name}</span>}
                 </li>
               ))}
@@ -287,7 +320,7 @@ function PostsTable({ posts, timeZone }: { posts: Post[]; timeZone: string }) {
           <ul class="post-schedules">
             {schedules.map((schedule) => (
               <li key={schedule.id}>
-                {schedule.scheduledAt ? formatInZone(schedule.scheduledAt, timeZone) : 'No date'}
+                {schedule.scheduledAt ? formatDateTime(schedule.scheduledAt, '—', timeZone) : 'No date'}
                 {schedules.length > 1 && <span class="visually-hidden"> on {schedule.integration.name}</span>}
               </li>
             ))}

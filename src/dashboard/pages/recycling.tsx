@@ -5,7 +5,7 @@ import { channelLabel } from '../platforms.js';
 import { followInApp } from '../calendar/schedule-dialog.js';
 import { Adder } from '../components/adder.js';
 import { Dialog } from '../components/dialog.js';
-import { ErrorMessage, Field, focusFirstInvalid, IdChoices, SubmitButton } from '../components/form.js';
+import { ErrorMessage, Field, focusFirstInvalid, IdChoices, SubmitButton, useFieldError } from '../components/form.js';
 import { Loading, Page, refocusIfLost, type PageProps } from '../components/page.js';
 import { Table, type Column } from '../components/table.js';
 import { formatDateTime, formatNumber } from '../format.js';
@@ -273,7 +273,11 @@ function RuleForm({ rule, channels, tags, workspaceWindows, onSaved, onCancel }:
   // A channel that cannot be chosen any more (not connected) is still shown while the rule names it.
   const choosable = channels.filter((channel) => channel.connectStatus === 'ACTIVE' || integrationIds.includes(channel.id));
   const linkedIn = channels.some((channel) => channel.platform === 'LINKEDIN' && integrationIds.includes(channel.id));
-  const channelError = noChannel ? 'Choose at least one channel.' : errorFor(save.error, 'integrationIds');
+  // The server's errors about the lists of choices and the variations go once they change (components/form.tsx).
+  const [channelsRefused, channelsChanged] = useFieldError(errorFor(save.error, 'integrationIds'));
+  const [tagsError, tagsChanged] = useFieldError(errorFor(save.error, 'tagIds'));
+  const [variationsError, variationsChanged] = useFieldError(errorFor(save.error, 'linkedinVariations'));
+  const channelError = noChannel ? 'Choose at least one channel.' : channelsRefused;
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -340,6 +344,7 @@ function RuleForm({ rule, channels, tags, workspaceWindows, onSaved, onCancel }:
           name="integrationIds"
           onChange={(ids) => {
             setNoChannel(false);
+            channelsChanged();
             setIntegrationIds(ids);
           }}
           after={(channel) => channel.tokenStatus !== 'VALID' && channel.tokenStatus !== 'EXPIRING' && <span class="hint"> not connected: skipped until it is</span>}
@@ -359,10 +364,13 @@ function RuleForm({ rule, channels, tags, workspaceWindows, onSaved, onCancel }:
           labelOf={(tag) => `Tag: ${tag.name}`}
           chosen={tagIds}
           name="tagIds"
-          onChange={setTagIds}
+          onChange={(ids) => {
+            tagsChanged();
+            setTagIds(ids);
+          }}
           describedBy={`${id}-tags-hint`}
         />
-        {errorFor(save.error, 'tagIds') && <p class="field-error">{errorFor(save.error, 'tagIds')}</p>}
+        {tagsError && <p class="field-error">{tagsError}</p>}
       </fieldset>
       <div class="field">
         <label for={`${id}-frequency`}>How often it runs</label>
@@ -420,13 +428,16 @@ function RuleForm({ rule, channels, tags, workspaceWindows, onSaved, onCancel }:
           name="linkedinVariations"
           rows={3}
           value={variations}
-          onInput={(event) => setVariations(event.currentTarget.value)}
-          aria-invalid={errorFor(save.error, 'linkedinVariations') ? 'true' : undefined}
-          aria-describedby={[`${id}-variations-hint`, errorFor(save.error, 'linkedinVariations') && `${id}-variations-error`].filter(Boolean).join(' ')}
+          onInput={(event) => {
+            variationsChanged();
+            setVariations(event.currentTarget.value);
+          }}
+          aria-invalid={variationsError ? 'true' : undefined}
+          aria-describedby={[`${id}-variations-hint`, variationsError && `${id}-variations-error`].filter(Boolean).join(' ')}
         />
-        {errorFor(save.error, 'linkedinVariations') && (
+        {variationsError && (
           <p class="field-error" id={`${id}-variations-error`}>
-            {errorFor(save.error, 'linkedinVariations')}
+            {variationsError}
           </p>
         )}
       </div>
@@ -478,8 +489,9 @@ interface NumberFieldProps {
 }
 
 /** A whole number, labelled, with its hint and the server's error, as Field is for text. */
-function NumberField({ label, name, value, onInput, min, max, required, hint, error }: NumberFieldProps) {
+function NumberField({ label, name, value, onInput, min, max, required, hint, error: given }: NumberFieldProps) {
   const id = useId();
+  const [error, changed] = useFieldError(given);
   return (
     <div class="field">
       <label for={id}>
@@ -499,7 +511,10 @@ function NumberField({ label, name, value, onInput, min, max, required, hint, er
         max={max}
         value={value}
         required={required}
-        onInput={(event) => onInput(event.currentTarget.value)}
+        onInput={(event) => {
+          changed();
+          onInput(event.currentTarget.value);
+        }}
         aria-invalid={error ? 'true' : undefined}
         aria-describedby={[`${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ')}
       />

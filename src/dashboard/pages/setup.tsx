@@ -43,9 +43,10 @@ export function SetupPage({ token, onSignedIn }: { token: string; onSignedIn: (s
   const submit = async (event: Event) => {
     event.preventDefault();
     if (busy) return;
+    // What the server said was about the last submit: a new one starts without it.
+    setError(undefined);
     if (mismatch) return focusFirstInvalid(form.current);
     setBusy(true);
-    setError(undefined);
     const result = await completeSetup(token, { name: name.trim(), email: email.trim(), password });
     if (result.ok) await adoptBrowserTimeZone();
     setBusy(false);

@@ -3,7 +3,7 @@ import { api, call, type Schema } from '../api.js';
 import { CallsChart } from '../components/calls-chart.js';
 import { ErrorMessage } from '../components/form.js';
 import { Loading, Page, type PageProps } from '../components/page.js';
-import { formatBytes, formatDateTime, formatNumber } from '../format.js';
+import { formatBytes, formatDateTime, formatDay, formatNumber } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { platformLabel } from '../platforms.js';
 
@@ -126,7 +126,4 @@ function latest(a: string | null, b: string | null): string | null {
   return a > b ? a : b;
 }
 
-function formatMonth(period: string): string {
-  const [year, month] = period.split('-').map(Number);
-  return new Intl.DateTimeFormat(undefined, { month: 'long', year: 'numeric', timeZone: 'UTC' }).format(new Date(Date.UTC(year!, month! - 1, 1)));
-}
+const formatMonth = (period: string) => formatDay(`${period}-01`, { month: 'long', year: 'numeric' });

@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
-import { api, call, errorFor, formError, type Schema } from '../api.js';
+import { api, call, errorFor, formError, type ApiError, type Schema } from '../api.js';
 import { CopyField } from '../components/copy-field.js';
 import { Adder } from '../components/adder.js';
 import { Dialog } from '../components/dialog.js';
@@ -169,6 +169,24 @@ export function WebhooksPage(_props: PageProps) {
   );
 }
 
+/**
+ * The URL's refusal in words. A private address is explained, why and how a test setup allows one, since the server's
+ * message alone leaves a person with a receiver on their own machine or network nowhere to go: the server's
+ * allow-list, `MEDIA_FETCH_ALLOW_HOSTS` (src/process/config.ts, docs/events.md), trusts the hosts it names.
+ */
+function urlRefusal(error: ApiError | undefined): string | undefined {
+  const said = errorFor(error, 'url');
+  if (!said || error?.code !== 'URL_NOT_ALLOWED' || !/is not a public internet address/.test(said)) return said;
+  // The server names the host refused (the URL's, as submitted): `10.1.2.3 is not a public internet address; …`.
+  const host = said.split(' ')[0]!;
+  return (
+    `${host} is a private address, and webhooks go only to public internet addresses, so that no one can make this ` +
+    `server call into the network it runs in. For a test setup, whoever runs Postwise can allow this host by adding it ` +
+    `to the server’s MEDIA_FETCH_ALLOW_HOSTS setting (comma-separated: ${host}, or ${host}:8080 for one port only) and ` +
+    'restarting the server. A public service should leave it empty.'
+  );
+}
+
 function CreateEndpointForm({ onCreated }: { onCreated: (created: Schema<'WebhookEndpointWithSecret'>) => Promise<void> }) {
   const form = useRef<HTMLFormElement>(null);
   const [url, setUrl] = useState('');
@@ -199,7 +217,7 @@ function CreateEndpointForm({ onCreated }: { onCreated: (created: Schema<'Webhoo
         onInput={setUrl}
         required
         hint="Where the events are POSTed: a public http or https address; redirects are not followed."
-        error={errorFor(create.error, 'url')}
+        error={urlRefusal(create.error)}
       />
       <Field label="Description" name="description" value={description} onInput={setDescription} hint="What receives them, for the people who read this page." error={errorFor(create.error, 'description')} />
       <fieldset>

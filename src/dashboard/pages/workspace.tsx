@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, call, errorFor, formError, type Schema } from '../api.js';
-import { ErrorMessage, Field, focusFirstInvalid, IdChoices, SubmitButton } from '../components/form.js';
+import { api, call, errorFor, errorPartsFor, formError, type Schema } from '../api.js';
+import { ErrorMessage, Field, focusFirstInvalid, IdChoices, SubmitButton, useFieldError } from '../components/form.js';
+import { LanguagePicker } from '../components/language-picker.js';
 import { Loading, Page, type PageProps } from '../components/page.js';
 import { useAction, useLoad } from '../hooks.js';
 import { listed, platformsWhere } from '../platforms.js';
@@ -37,11 +38,12 @@ function SettingsForm({ workspace, members, readOnly, onSaved }: { workspace: Wo
   const [name, setName] = useState(workspace.name);
   const [timeZone, setTimeZone] = useState(workspace.timeZone);
   const [windows, setWindows] = useState<PostingWindow[]>(workspace.postingWindows);
-  const [languages, setLanguages] = useState(workspace.languages.join(', '));
+  const [languages, setLanguages] = useState(workspace.languages);
   const [needApproval, setNeedApproval] = useState(workspace.postsNeedApproval);
   const [approverIds, setApproverIds] = useState(workspace.approverIds);
   const [saved, setSaved] = useState('');
   const save = useAction();
+  const [approversError, approversChanged] = useFieldError(errorFor(save.error, 'approverIds'));
   const zones = useMemo(() => timeZones(workspace.timeZone), [workspace.timeZone]);
 
   // A change after a save makes "Saved" untrue.
@@ -54,10 +56,7 @@ function SettingsForm({ workspace, members, readOnly, onSaved }: { workspace: Wo
       name: name.trim(),
       timeZone,
       postingWindows: windows,
-      languages: languages
-        .split(/[\s,]+/)
-        .map((tag) => tag.trim())
-        .filter(Boolean),
+      languages,
       postsNeedApproval: needApproval,
       approverIds,
     };
@@ -74,14 +73,13 @@ function SettingsForm({ workspace, members, readOnly, onSaved }: { workspace: Wo
         <Field label="Workspace name" name="name" value={name} onInput={setName} required error={errorFor(save.error, 'name')} />
         <TimeZoneSelect value={timeZone} zones={zones} onChange={setTimeZone} error={errorFor(save.error, 'timeZone')} />
         <PostingWindowsEditor windows={windows} onChange={setWindows} error={errorFor(save.error, 'postingWindows')} />
-        <Field
-          label={`Default languages of ${listed(platformsWhere((platform) => platform.languages))} posts`}
-          name="languages"
+        <LanguagePicker
+          legend={`Default languages of ${listed(platformsWhere((platform) => platform.languages))} posts`}
+          hint="Up to 3, named in your browser's language and saved as language tags. With none, Postwise detects each post's language."
           value={languages}
-          onInput={setLanguages}
-          placeholder="en, fr"
-          hint="Up to 3 language tags, separated by commas (en, fr, pt-BR). Leave empty to let Postwise detect each post's language."
-          error={errorFor(save.error, 'languages')}
+          onChange={setLanguages}
+          max={3}
+          error={errorPartsFor(save.error, 'languages')}
         />
         <fieldset>
           <legend>Approval</legend>
@@ -101,10 +99,13 @@ function SettingsForm({ workspace, members, readOnly, onSaved }: { workspace: Wo
             labelOf={(member) => `Approver: ${member.user.name}`}
             chosen={approverIds}
             name="approverIds"
-            onChange={setApproverIds}
+            onChange={(ids) => {
+              approversChanged();
+              setApproverIds(ids);
+            }}
             describedBy="approvers-hint"
           />
-          {errorFor(save.error, 'approverIds') && <p class="field-error">{errorFor(save.error, 'approverIds')}</p>}
+          {approversError && <p class="field-error">{approversError}</p>}
         </fieldset>
         <ErrorMessage message={formError(save.error, FIELDS)} />
         <SubmitButton busy={save.busy}>Save settings</SubmitButton>
@@ -116,8 +117,9 @@ function SettingsForm({ workspace, members, readOnly, onSaved }: { workspace: Wo
   );
 }
 
-function TimeZoneSelect({ value, zones, onChange, error }: { value: string; zones: string[]; onChange: (zone: string) => void; error: string | undefined }) {
+function TimeZoneSelect({ value, zones, onChange, error: given }: { value: string; zones: string[]; onChange: (zone: string) => void; error: string | undefined }) {
   const id = 'time-zone';
+  const [error, changed] = useFieldError(given);
   return (
     <div class="field">
       <label for={id}>Time zone</label>
@@ -128,7 +130,10 @@ function TimeZoneSelect({ value, zones, onChange, error }: { value: string; zone
         id={id}
         name="timeZone"
         value={value}
-        onChange={(event) => onChange(event.currentTarget.value)}
+        onChange={(event) => {
+          changed();
+          onChange(event.currentTarget.value);
+        }}
         aria-invalid={error ? 'true' : undefined}
         aria-describedby={error ? `${id}-hint ${id}-error` : `${id}-hint`}
       >
