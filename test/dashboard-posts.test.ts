@@ -164,6 +164,9 @@ test('filtered by keyboard alone; the address is shared and shows the same rows;
   const page = await signedIn();
   await page.goto('/posts');
   await rowsOf(page);
+  // The filters are folded while none is on, so that the list comes first.
+  await tabTo(page, 'Filters');
+  await page.keyboard.press('Enter');
   await tabTo(page, /^Text contains/);
   await page.keyboard.type('launch');
   await tabTo(page, 'Bluesky');
@@ -215,6 +218,24 @@ test('at a phone’s width: rows become cards, nothing wider than the screen, no
   const { scrollWidth, screenWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, screenWidth: window.innerWidth }));
   expect(scrollWidth).toBeLessThanOrEqual(screenWidth);
   await screenshot(page, 'posts-phone');
+  expect(pageErrors(page)).toEqual([]);
+  await page.close();
+});
+
+test('a channel with a text of its own shows that text under its name; a channel publishing the post’s text does not repeat it', async () => {
+  const sky = (await rest('/integrations')).json.find((channel: { name: string }) => channel.name === 'Sky').id;
+  const inn = (await rest('/integrations')).json.find((channel: { name: string }) => channel.name === 'In').id;
+  const created = await rest('/posts', {
+    method: 'POST',
+    body: { rows: [{ content: 'Said once for everyone', overrides: [{ integrationId: inn, content: 'Said at length for LinkedIn readers' }] }], shared: { selectedIntegrations: [sky, inn] }, postAction: 'DRAFT' },
+  });
+  expect(created.status, created.text).toBe(201);
+  const page = await signedIn();
+  await page.goto('/posts?search=Said%20once');
+  expect(await rowsOf(page)).toEqual([created.json.postId]);
+  const row = page.locator(`tr[data-post-id="${created.json.postId}"]`);
+  expect(await row.locator('.channel-text').allInnerTexts()).toEqual(['“Said at length for LinkedIn readers”']);
+  expect((await row.innerText()).replace(/\s+/g, ' ')).toMatch(/In \(LinkedIn\) “Said at length for LinkedIn readers”/);
   expect(pageErrors(page)).toEqual([]);
   await page.close();
 });

@@ -400,7 +400,8 @@ describe('publishing', () => {
     }
   });
 
-  it('an unreachable PDS is retried later, a bounded number of times, and a retry by the user then publishes once', async () => {
+  /** A channel whose PDS address can be changed under it (to one where nothing listens, and back). */
+  async function flakyChannel() {
     const flaky = await createAccount();
     const id = await connectThroughForm(flaky);
     const secrets = secretsFrom(parseEncryptionKey(service.service.core.app.config.encryptionKey!));
@@ -409,6 +410,11 @@ describe('publishing', () => {
       const credentials = { ...JSON.parse(secrets.open(row!.credentials).toString()), serviceUrl };
       await sql`UPDATE integrations SET credentials = ${secrets.seal(Buffer.from(JSON.stringify(credentials)))} WHERE id = ${id}`;
     };
+    return { flaky, id, setServiceUrl };
+  }
+
+  it('an unreachable PDS is retried later, a bounded number of times, and a retry by the user then publishes once', async () => {
+    const { flaky, id, setServiceUrl } = await flakyChannel();
     // Port 9 (discard) on loopback: nothing listens, the connection is refused before anything is sent.
     await setServiceUrl('http://127.0.0.1:9');
     const [schedule] = await createPost({ content: 'Out once the PDS is back' }, [id]);
@@ -451,14 +457,7 @@ describe('publishing', () => {
   });
 
   it('a retry waiting says when: nextAttemptAt is its job\'s time, cleared by a reschedule by hand and once an attempt publishes it', async () => {
-    const flaky = await createAccount();
-    const id = await connectThroughForm(flaky);
-    const secrets = secretsFrom(parseEncryptionKey(service.service.core.app.config.encryptionKey!));
-    const setServiceUrl = async (serviceUrl: string) => {
-      const [row] = await sql<{ credentials: Buffer }[]>`SELECT credentials FROM integrations WHERE id = ${id}`;
-      const credentials = { ...JSON.parse(secrets.open(row!.credentials).toString()), serviceUrl };
-      await sql`UPDATE integrations SET credentials = ${secrets.seal(Buffer.from(JSON.stringify(credentials)))} WHERE id = ${id}`;
-    };
+    const { flaky, id, setServiceUrl } = await flakyChannel();
     await setServiceUrl('http://127.0.0.1:9');
     const [schedule] = await createPost({ content: 'Out on its second attempt' }, [id]);
     const key = `publish-schedule:${schedule!.id}`;

@@ -3,16 +3,13 @@ import { useId, useState } from 'preact/hooks';
 import { SlidersHorizontal } from 'lucide';
 import { Icon } from './icon.js';
 
-/** Wide enough that the filters sit in a row above the list; narrower, they fold behind their button. */
-const WIDE = '(min-width: 56rem)';
-
 /**
- * A list's filters behind a "Filters" button that says how many are on: open at first when a filter is on, or on a
- * wide screen where the page asks for it (`openWhenWide`); folded on a phone, so that the list comes first.
+ * A list's filters behind a "Filters" button that says how many are on: open at first when a filter is on, folded
+ * otherwise, so that the list comes first.
  */
-export function FilterPanel({ active, openWhenWide = true, children }: { active: number; openWhenWide?: boolean; children: ComponentChildren }) {
+export function FilterPanel({ active, children }: { active: number; children: ComponentChildren }) {
   const id = useId();
-  const [open, setOpen] = useState(() => active > 0 || (openWhenWide && window.matchMedia(WIDE).matches));
+  const [open, setOpen] = useState(() => active > 0);
   return (
     <div class="filter-panel">
       <button type="button" class="filter-toggle" aria-expanded={open ? 'true' : 'false'} aria-controls={id} onClick={() => setOpen(!open)}>

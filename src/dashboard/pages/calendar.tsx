@@ -231,7 +231,7 @@ function Calendar({ timeZone }: { timeZone: string }) {
         </p>
         <StatusLegend />
       </div>
-      <FilterPanel active={filters.platforms.length + filters.statuses.length} openWhenWide={false}>
+      <FilterPanel active={filters.platforms.length + filters.statuses.length}>
         <CalendarFilterForm filters={filters} onChange={(next) => navigate(calendarUrl(view, date, next))} />
       </FilterPanel>
       <p class="calendar-announcement" role="status">

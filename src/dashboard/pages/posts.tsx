@@ -288,6 +288,8 @@ function PostsTable({ posts, timeZone }: { posts: Post[]; timeZone: string }) {
           {firstSchedules(post).map((schedule) => (
             <li key={schedule.id}>
               {schedule.integration.name} <span class="platform">({platformLabel(schedule.integration.platform)})</span>
+              {/* A channel whose text is not the post's (its own, or as it was published) says it as it is there. */}
+              {schedule.scheduledContent !== post.content && <span class="channel-text">“{excerpt(schedule.scheduledContent, 60)}”</span>}
             </li>
           ))}
         </ul>
