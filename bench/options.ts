@@ -16,7 +16,7 @@ export interface Options {
   /** Posts in the workspace of the lists scenario (bench/lists.ts). */
   listPosts: number;
   /** The request scenarios, the publishing engine's, the lists at scale, the webhooks, evergreen recycling, or (undefined) all. */
-  only: 'http' | 'publishing' | 'lists' | 'webhooks' | 'recycle' | undefined;
+  only: 'http' | 'publishing' | 'lists' | 'webhooks' | 'recycle' | 'tools' | undefined;
   /** Events delivered in the webhooks scenario (bench/webhooks.ts). */
   webhookEvents: number;
   /** Evergreen recycling (bench/recycle.ts): posts in its workspace, and runs of its rule measured. */
@@ -24,16 +24,17 @@ export interface Options {
   publishing: PublishingOptions;
 }
 
-const usage = `Usage: npm run bench -- [--quick] [--only http|publishing|lists|webhooks|recycle] [--runs N] [--warmup SECONDS] [--duration SECONDS]
+const usage = `Usage: npm run bench -- [--quick] [--only http|publishing|lists|webhooks|recycle|tools] [--runs N] [--warmup SECONDS] [--duration SECONDS]
                           [--calendar-schedules N] [--soak SECONDS] [--publish-schedules N] [--pds-schedules N]
                           [--publish-spread SECONDS] [--platform-latency MS] [--list-posts N] [--recycle-posts N] [--recycle-runs N]
 
   --quick                 one short run per scenario (1 s warm-up, 2 s measured), a calendar of 20,000 schedules,
                           a 20 s soak, and 200 schedules (50 on the PDS) due within 10 s, as a smoke test; results
                           go to bench/.tmp/results-quick.json instead of bench/results.json
-  --only http|publishing|lists|webhooks|recycle
+  --only http|publishing|lists|webhooks|recycle|tools
                           the request scenarios (with the soak) only, the publishing engine's only, the lists at
-                          scale only, the webhook deliveries only, or evergreen recycling only
+                          scale only, the webhook deliveries only, evergreen recycling only, or the weight of MCP's
+                          tools/list only (also reported by every run)
   --webhook-events N      events delivered to a webhook receiver on loopback (1,000 unless --quick: 200)
   --platform-latency MS   how long the slow loopback platform takes to answer each record (200)
   --list-posts N          posts in the lists workspace (100,000 unless --quick: 5,000), measured beside one of 1,000
@@ -81,8 +82,8 @@ export function parseOptions(argv: string[]): Options {
   const defaults = values.quick
     ? { runs: 1, warmup: 1, duration: 2, calendarSchedules: 20_000, soak: 20, publishSchedules: 200, pdsSchedules: 50, publishSpread: 10, listPosts: 5_000, webhookEvents: 200, recyclePosts: 500, recycleRuns: 3 }
     : { runs: 3, warmup: 3, duration: 10, calendarSchedules: 1_000_000, soak: 180, publishSchedules: 1000, pdsSchedules: 1000, publishSpread: 60, listPosts: 100_000, webhookEvents: 1000, recyclePosts: 10_000, recycleRuns: 20 };
-  if (values.only !== undefined && !['http', 'publishing', 'lists', 'webhooks', 'recycle'].includes(values.only)) {
-    console.error(`--only must be http, publishing, lists, webhooks or recycle, got "${values.only}"\n\n${usage}`);
+  if (values.only !== undefined && !['http', 'publishing', 'lists', 'webhooks', 'recycle', 'tools'].includes(values.only)) {
+    console.error(`--only must be http, publishing, lists, webhooks, recycle or tools, got "${values.only}"\n\n${usage}`);
     process.exit(2);
   }
   const calendarSchedules = positive('calendar-schedules', values['calendar-schedules'], defaults.calendarSchedules);

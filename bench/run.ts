@@ -11,6 +11,7 @@
  * writes bench/results.json (bench/.tmp/results-quick.json with --quick).
  * Exits 1 when a scenario saw errors or something failed to start; a missed target is reported, not fatal.
  */
+import { measureToolList, renderToolList } from './tool-list.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { startBaseline } from './baseline.js';
 import { makeCalendar, openDatabase, type Calendar } from './calendar.js';
@@ -153,6 +154,15 @@ async function measureListsAtScale(options: Options, service: RunningService): P
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
+  // The tool list's weight needs no service: measured in every run, and alone with --only tools.
+  const toolList = measureToolList();
+  console.log(`${renderToolList(toolList)}\n`);
+  if (options.only === 'tools') {
+    mkdirSync(new URL('../bench/.tmp/', import.meta.url), { recursive: true });
+    writeFileSync(new URL('../bench/.tmp/results-tools.json', import.meta.url), `${JSON.stringify({ date: new Date().toISOString(), toolList }, null, 2)}\n`);
+    progress('results written to bench/.tmp/results-tools.json');
+    return 0;
+  }
   progress(`starting the service (${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded Postgres in a temporary DATA_DIR'})`);
   const service = await startService();
   let stoppedCleanly = false;
@@ -202,7 +212,7 @@ async function main(): Promise<number> {
       : 'bench/results.json';
   const url = new URL(`../${file}`, import.meta.url);
   mkdirSync(new URL('.', url), { recursive: true });
-  const written = { ...(report ?? { date: new Date().toISOString(), quick: options.quick, node: process.version, serviceStoppedCleanly: stoppedCleanly }), publishing, lists, webhooks, recycle };
+  const written = { ...(report ?? { date: new Date().toISOString(), quick: options.quick, node: process.version, serviceStoppedCleanly: stoppedCleanly }), publishing, lists, webhooks, recycle, toolList };
   writeFileSync(url, `${JSON.stringify(written, null, 2)}\n`);
   progress(`results written to ${file}`);
 
