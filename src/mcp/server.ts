@@ -43,7 +43,8 @@ export function toolsOf(operations: readonly Operation[]): Tool[] {
         .filter(Boolean)
         .join('\n\n'),
       inputSchema: rootObject(z.toJSONSchema(operation.arguments, { io: 'input' })) as Tool['inputSchema'],
-      outputSchema: rootObject(z.toJSONSchema(wrapped(operation.output), { io: 'output' })) as Tool['outputSchema'],
+      // A shape an answer repeats (a schedule in every post, media in every attachment) is written once under $defs.
+      outputSchema: rootObject(z.toJSONSchema(wrapped(operation.output), { io: 'output', reused: 'ref' })) as Tool['outputSchema'],
       annotations: {
         readOnlyHint: operation.method === 'GET',
         destructiveHint: operation.method === 'DELETE' || operation.method === 'PUT',
