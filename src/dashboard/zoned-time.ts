@@ -2,7 +2,7 @@
  * Dates and times in the workspace's time zone (GET /workspace → timeZone), whatever the browser's own: the calendar,
  * the posts list and the composer show when a post goes out where the workspace is, and the composer reads a chosen
  * date and time on that zone's wall clock. A calendar day is `YYYY-MM-DD`, handled as a UTC date so that adding days
- * never crosses a daylight-saving change.
+ * never crosses a daylight-saving change. Writing them for people is format.ts's.
  */
 
 const partsFormats = new Map<string, Intl.DateTimeFormat>();

@@ -36,7 +36,7 @@ export interface BadgeState {
  * A schedule whose last attempt failed and that waits for its next: SCHEDULED, with the failure said at once (the
  * worker writes it with the retry), so a post past its time never just reads "Scheduled".
  */
-export const isRetrying = (schedule: BadgeState) => schedule.status === 'SCHEDULED' && (schedule.retryCount ?? 0) > 0 && !!schedule.failureReason;
+const isRetrying = (schedule: BadgeState) => schedule.status === 'SCHEDULED' && (schedule.retryCount ?? 0) > 0 && !!schedule.failureReason;
 
 /** The worker's words for a failed attempt it retries (src/worker/publish-failures.ts): "<reason>: attempt N of M failed, …". */
 const RETRYING_REASON = /^([\s\S]*): attempt (\d+) of (\d+) failed, and it is tried again automatically$/;
