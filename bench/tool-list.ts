@@ -1,5 +1,5 @@
 import { operations } from '../operations/index.js';
-import { toolsOf } from '../src/mcp/server.js';
+import { toolsOf } from '../src/mcp/tools.js';
 
 /**
  * What an agent pays before its first call: the bytes of MCP's `tools/list` answer (as the server sends it, the

@@ -14,45 +14,20 @@ import {
   type CallToolResult,
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
-  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Database } from '../db/index.js';
 import type { Principal } from '../auth/principal.js';
-import { declaredErrors, type Operation } from '../registry/operation.js';
+import type { Operation } from '../registry/operation.js';
 import type { Pipeline } from '../registry/pipeline.js';
 import { VERSION } from '../process/version.js';
+import { toolsOf } from './tools.js';
 import { EVENTS_URI, isResourceUri, SCHEDULE_URI_TEMPLATE, scheduleIdOf, subscribe, unsubscribe } from './subscriptions.js';
 
 export const SERVER_INFO = { name: 'postwise', version: VERSION };
 
 /** What a tool call needs to know of the transport that brought it: who calls. Null answers UNAUTHORIZED. */
 export type PrincipalOf = (authInfo: { extra?: Record<string, unknown> } | undefined) => Promise<Principal | null>;
-
-/**
- * The public operations as MCP tools, built once: names, descriptions, JSON Schemas and annotations are
- * computed here at start, never per request.
- */
-export function toolsOf(operations: readonly Operation[]): Tool[] {
-  return operations
-    .filter((operation) => operation.visibility === 'public')
-    .map((operation) => ({
-      name: operation.id,
-      title: operation.summary,
-      description: [operation.summary, operation.description, `Error codes: ${declaredErrors(operation, 'mcp').join(', ')}.`]
-        .filter(Boolean)
-        .join('\n\n'),
-      inputSchema: rootObject(z.toJSONSchema(operation.arguments, { io: 'input' })) as Tool['inputSchema'],
-      // A shape an answer repeats (a schedule in every post, media in every attachment) is written once under $defs.
-      outputSchema: rootObject(z.toJSONSchema(wrapped(operation.output), { io: 'output', reused: 'ref' })) as Tool['outputSchema'],
-      annotations: {
-        readOnlyHint: operation.method === 'GET',
-        destructiveHint: operation.method === 'DELETE' || operation.method === 'PUT',
-        idempotentHint: operation.method !== 'POST' && operation.method !== 'PATCH',
-        openWorldHint: false,
-      },
-    }));
-}
 
 /**
  * Where subscriptions live for a transport: over HTTP, the session the request names (its Mcp-Session-Id); over stdio,
@@ -225,18 +200,4 @@ export function withoutTask(message: JSONRPCMessage): JSONRPCMessage {
 
 function errorResult(body: { code: string; message: string }): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
-}
-
-/** MCP wants an object at the root of `outputSchema`: an array output is given as `{ items }`. */
-function wrapped(output: z.ZodType): z.ZodType {
-  return output instanceof z.ZodArray ? z.object({ items: output }) : output;
-}
-
-/** A root that is only a `$ref` to a named schema (a resource with an id) is inlined, so `type: object` is at the root. */
-function rootObject(schema: Record<string, unknown>): Record<string, unknown> {
-  const ref = typeof schema.$ref === 'string' ? /^#\/\$defs\/(.+)$/.exec(schema.$ref)?.[1] : undefined;
-  if (!ref) return schema;
-  const { [ref]: root, ...defs } = schema.$defs as Record<string, Record<string, unknown>>;
-  const { $ref: _ref, $defs: _defs, ...rest } = schema;
-  return { ...rest, ...root, ...(Object.keys(defs).length && { $defs: defs }) };
 }
