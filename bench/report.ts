@@ -112,8 +112,10 @@ export function ratiosOf(figures: ScenarioFigures[]): Ratio[] {
     ratio('restThroughputVsBaseline', 'REST users/me throughput / baseline throughput (same bytes)', throughput('rest-users-me', 'baseline-users-me'), '>=', 0.4),
     // At a fixed number of connections the mean latency is connections / throughput (Little's law), so the ratio of
     // the means is the inverse ratio of the throughputs.
-    ratio('mcpMeanVsRestMean', 'MCP users/me mean latency / REST users/me mean latency', throughput('rest-users-me', 'mcp-users-me'), '<=', 1.3),
-    ratio('mcpPostsMeanVsRestMean', 'MCP listPosts mean latency / REST GET /posts mean latency', throughput('rest-posts', 'mcp-posts'), '<=', 1.3),
+    ratio('mcpMeanVsRestMean', 'MCP 2025 users/me mean latency / REST users/me mean latency', throughput('rest-users-me', 'mcp-users-me'), '<=', 1.3),
+    ratio('mcpPostsMeanVsRestMean', 'MCP 2025 listPosts mean latency / REST GET /posts mean latency', throughput('rest-posts', 'mcp-posts'), '<=', 1.3),
+    ratio('mcp2026MeanVsRestMean', 'MCP 2026 users/me mean latency / REST users/me mean latency', throughput('rest-users-me', 'mcp2026-users-me'), '<=', 1.3),
+    ratio('mcp2026PostsMeanVsRestMean', 'MCP 2026 listPosts mean latency / REST GET /posts mean latency', throughput('rest-posts', 'mcp2026-posts'), '<=', 1.3),
     ratio('postsThroughputVsBaseline', 'REST GET /posts throughput / baseline throughput (same bytes)', throughput('rest-posts', 'baseline-posts'), '>=', 0.4),
     ratio(
       'schedulesThroughputVsBaseline',

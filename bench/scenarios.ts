@@ -9,6 +9,8 @@ export type ScenarioId =
   | 'rest-tags'
   | 'mcp-users-me'
   | 'mcp-posts'
+  | 'mcp2026-users-me'
+  | 'mcp2026-posts'
   | 'baseline-posts'
   | 'rest-posts'
   | 'baseline-schedules'
@@ -31,7 +33,10 @@ export const USERS_ME_PATH = '/api/v1/users/me';
 /** The lists as a client first asks for them: GET /posts' default page of 10, GET /schedules' default page of 20. */
 export const POSTS_PATH = '/api/v1/posts';
 export const SCHEDULES_PATH = '/api/v1/schedules';
+/** A 2025 client, as MCP clients were until 2026-07-28 (a session begun by initialize; the call carries the version header). */
 export const MCP_PROTOCOL_VERSION = '2025-06-18';
+/** A 2026-07-28 client: no session, every request carries its version and capabilities in `_meta` and its headers. */
+export const MCP_2026_VERSION = '2026-07-28';
 
 export interface Targets {
   serviceUrl: string;
@@ -49,8 +54,10 @@ const jsonOf = <T>(body: Buffer) => JSON.parse(body.toString('utf8')) as T;
 const ok = (status: number, problem: () => string | undefined) => (status >= 200 && status < 300 ? problem() : `status ${status}`);
 
 /** The baseline and the service answering the same path with the same bytes. */
-/** One JSON-RPC `tools/call` of `tool` without arguments, as an MCP client sends it at `POST /mcp`. */
-function mcpCall(t: Targets, tool: string): Pick<LoadRequest, 'url' | 'method' | 'headers' | 'body'> {
+/** One JSON-RPC `tools/call` of `tool` without arguments, as an MCP client of that protocol sends it at `POST /mcp`. */
+function mcpCall(t: Targets, tool: string, version: '2025' | '2026' = '2025'): Pick<LoadRequest, 'url' | 'method' | 'headers' | 'body'> {
+  const modern = version === '2026';
+  const meta = { 'io.modelcontextprotocol/protocolVersion': MCP_2026_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} };
   return {
     url: `${t.serviceUrl}/mcp`,
     method: 'POST',
@@ -58,11 +65,20 @@ function mcpCall(t: Targets, tool: string): Pick<LoadRequest, 'url' | 'method' |
       'x-api-key': t.lists.apiKey,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+      'mcp-protocol-version': modern ? MCP_2026_VERSION : MCP_PROTOCOL_VERSION,
+      ...(modern && { 'mcp-method': 'tools/call', 'mcp-name': tool }),
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {} } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {}, ...(modern && { _meta: meta }) } }),
   };
 }
+
+/** The tool's answer must be the REST body `expected`, as a 2025 or a 2026 client gets it. */
+const sameAsRest = (expected: unknown, what: string) => (status: number, body: Buffer) =>
+  ok(status, () => {
+    const { result } = jsonOf<{ result?: { isError?: boolean; structuredContent?: unknown } }>(body);
+    if (!result || result.isError) return `not a tool result: ${body.toString().slice(0, 200)}`;
+    return isDeepStrictEqual(result.structuredContent, expected) ? undefined : `structuredContent differs from ${what}`;
+  });
 
 function listPair(t: Targets, id: 'posts' | 'schedules', path: string, what: string): Scenario[] {
   const bytes = t.lists[id];
@@ -118,31 +134,32 @@ export function scenarios(t: Targets): Scenario[] {
     },
     {
       id: 'mcp-users-me',
-      title: 'MCP tools/call getCurrentUser',
+      title: 'MCP tools/call getCurrentUser (2025-06-18)',
       pid: t.servicePid,
       request: { ...mcpCall(t, 'getCurrentUser'), check: 'mcp-tool' },
-      verify: (status, body) =>
-        ok(status, () => {
-          const { result } = jsonOf<{ result?: { isError?: boolean; structuredContent?: unknown } }>(body);
-          if (!result || result.isError) return `not a tool result: ${body.toString().slice(0, 200)}`;
-          return isDeepStrictEqual(result.structuredContent, user) ? undefined : 'structuredContent differs from GET /users/me';
-        }),
+      verify: sameAsRest(user, 'GET /users/me'),
+    },
+    {
+      id: 'mcp2026-users-me',
+      title: 'MCP tools/call getCurrentUser (2026-07-28)',
+      pid: t.servicePid,
+      request: { ...mcpCall(t, 'getCurrentUser', '2026'), check: 'mcp-tool' },
+      verify: sameAsRest(user, 'GET /users/me'),
     },
     ...listPair(t, 'posts', POSTS_PATH, 'GET /api/v1/posts (page of 10)'),
     {
       id: 'mcp-posts',
-      title: 'MCP tools/call listPosts (page of 10)',
+      title: 'MCP tools/call listPosts (page of 10, 2025-06-18)',
       pid: t.servicePid,
-      request: {
-        ...mcpCall(t, 'listPosts'),
-        check: 'mcp-tool',
-      },
-      verify: (status, body) =>
-        ok(status, () => {
-          const { result } = jsonOf<{ result?: { isError?: boolean; structuredContent?: unknown } }>(body);
-          if (!result || result.isError) return `not a tool result: ${body.toString().slice(0, 200)}`;
-          return isDeepStrictEqual(result.structuredContent, jsonOf(t.lists.posts)) ? undefined : 'structuredContent differs from GET /posts';
-        }),
+      request: { ...mcpCall(t, 'listPosts'), check: 'mcp-tool' },
+      verify: sameAsRest(jsonOf(t.lists.posts), 'GET /posts'),
+    },
+    {
+      id: 'mcp2026-posts',
+      title: 'MCP tools/call listPosts (page of 10, 2026-07-28)',
+      pid: t.servicePid,
+      request: { ...mcpCall(t, 'listPosts', '2026'), check: 'mcp-tool' },
+      verify: sameAsRest(jsonOf(t.lists.posts), 'GET /posts'),
     },
     ...listPair(t, 'schedules', SCHEDULES_PATH, 'GET /api/v1/schedules (page of 20)'),
     {

@@ -1,11 +1,9 @@
 /**
  * `postwise mcp`, the real binary run as an MCP client launches it: a stdio server relaying to the service's /mcp.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Transport, JSONRPCMessage } from "@modelcontextprotocol/client";
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -13,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -206,6 +204,42 @@ describe('postwise mcp (stdio bridge to /mcp)', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('relays a 2026-07-28 client too: stateless requests with their headers, and a listen told of changes, closed when the client cancels it', async () => {
+    const proxy = await recordingProxy(service.base);
+    const transport = new Recorded(proxy.base, ws.apiKey);
+    const client = new Client({ name: 'cli-mcp-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const updated: string[] = [];
+    client.setNotificationHandler('notifications/resources/updated', (n) => void updated.push(n.params.uri));
+    await client.connect(transport, { timeout: 20_000 });
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const me = await client.callTool({ name: 'getCurrentUser', arguments: {} });
+      expect(me.structuredContent).toEqual((await call(`${service.api}/users/me`, { key: ws.apiKey })).json);
+      const called = proxy.seen.find((request) => request.body.includes('"tools/call"'))!;
+      expect(called.headers).toMatchObject({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'getCurrentUser', 'x-api-key': ws.apiKey });
+      expect(called.headers['mcp-session-id']).toBeUndefined();
+
+      const listen = await client.listen({ resourceSubscriptions: ['postwise://events'] });
+      const sky = await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Heard' });
+      const draft = await call(`${service.api}/posts`, {
+        method: 'POST',
+        key: ws.apiKey,
+        body: { rows: [{ content: 'Heard through the bridge' }], shared: { selectedIntegrations: [sky.id] }, postAction: 'DRAFT' },
+      });
+      expect(draft.status, draft.text).toBe(201);
+      await eventually(async () => updated, (uris) => uris.includes('postwise://events'), 20_000);
+      expect(updated).toContain('postwise://events');
+      await listen.close();
+      expect(await listen.closed).toBe('local');
+      expect(transport.errors).toEqual([]);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+    // Nothing was left waiting for an answer: the bridge exits as soon as its client goes.
+    expect(await transport.exited()).toBeDefined();
   });
 
   it('answers with an error naming no key when the key is wrong', async () => {

@@ -1,7 +1,5 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectThroughForm, createAccount } from './support/bluesky.js';
@@ -33,7 +31,7 @@ async function connectClient(key = ws.apiKey) {
   const client = new Client({ name: 'test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${service.base}/mcp`), { requestInit: { headers: { 'x-api-key': key } } });
   const updated: string[] = [];
-  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updated.push(notification.params.uri));
+  client.setNotificationHandler('notifications/resources/updated', (notification) => void updated.push(notification.params.uri));
   await client.connect(transport);
   return { client, transport, updated };
 }
@@ -107,7 +105,7 @@ describe('MCP resource subscriptions', () => {
   it('over stdio too (npm run mcp:stdio): a subscribed schedule is announced as the worker publishes it', async () => {
     const stdio = new Client({ name: 'test', version: '1.0.0' });
     const updated: string[] = [];
-    stdio.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updated.push(notification.params.uri));
+    stdio.setNotificationHandler('notifications/resources/updated', (notification) => void updated.push(notification.params.uri));
     const env = { ...(process.env as Record<string, string>), DATABASE_URL: service.databaseUrl, POSTWISE_API_KEY: ws.apiKey, LOG_LEVEL: 'warn' };
     await stdio.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'src/mcp/stdio.ts'], env, stderr: 'pipe' }));
     try {
@@ -130,8 +128,13 @@ describe('MCP resource subscriptions', () => {
     const { client, transport } = await connectClient();
     try {
       for (const uri of [`postwise://schedules/${foreign}`, 'postwise://schedules/00000000-0000-4000-8000-000000000000', 'postwise://nothing']) {
-        await expect(client.subscribeResource({ uri })).rejects.toMatchObject({ code: -32002 });
-        await expect(client.readResource({ uri })).rejects.toMatchObject({ code: -32002 });
+        // 2025's code on the wire (the v2 client reads it as its ResourceNotFoundError whatever the code).
+        for (const method of ['resources/subscribe', 'resources/read']) {
+          const answer = await call(`${service.base}/mcp`, { method: 'POST', key: ws.apiKey, headers: { 'mcp-session-id': transport.sessionId! }, body: { jsonrpc: '2.0', id: 1, method, params: { uri } } });
+          expect(answer.json.error).toEqual({ code: -32002, message: `Resource not found: ${uri}`, data: { uri } });
+        }
+        await expect(client.subscribeResource({ uri })).rejects.toThrow(`Resource not found: ${uri}`);
+        await expect(client.readResource({ uri })).rejects.toThrow(`Resource not found: ${uri}`);
       }
       await client.subscribeResource({ uri: 'postwise://events' });
       const session = transport.sessionId!;

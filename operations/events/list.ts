@@ -14,16 +14,13 @@ export default defineOperation({
   visibility: 'public',
   summary: 'The workspace\'s events, oldest first: what changed since a cursor, without polling each resource',
   description: [
-    'Every change that matters (a post created, updated or deleted; a schedule scheduled, rescheduled, publishing, published, failed,',
-    'retrying or deleted; a channel connected, disconnected or in error; an upload completed) is an event, written in the same',
-    'transaction as the change: a change that rolled back has none, a committed one always has its event. Each carries the resource',
-    'as the API shows it (`data`), so no follow-up read is needed.',
+    'Every change that matters to a post, a schedule, a channel or an upload is an event (its kinds are `type`\'s values), written',
+    'in the same transaction as the change, with the resource as the API shows it (`data`): no follow-up read is needed.',
     '',
-    'Oldest first. Pass the last event\'s `id` you have seen as `cursor` (`nextCursor` is the page\'s last id while more follow, null at the end)',
-    'and you get every later event exactly once, with no gaps, even while events are being written: the feed shows an event once',
-    'every transaction that began writing before it has ended, so an event is never served before one that precedes it. Events are',
-    `kept ${EVENT_RETENTION_DAYS} days. An agent that was away calls this with its last id until the page comes back short; this tool is`,
-    'the way to learn of changes that always works (no subscription needed).',
+    'Pass the last event\'s `id` you have seen as `cursor` (`nextCursor` is the page\'s last id while more follow, null at the end) to',
+    'get every later event exactly once, with no gaps, even while events are being written. Events are kept',
+    `${EVENT_RETENTION_DAYS} days. An agent that was away calls this with its last id until the page comes back short: the way to`,
+    'learn of changes that always works (no subscription needed).',
   ].join('\n'),
   input: {
     query: z.object({

@@ -11,12 +11,11 @@ export default defineOperation({
   visibility: 'public',
   summary: 'Start connecting a channel: the link the user opens in a browser',
   description:
-    'Answers `redirectUrl`, to open in a browser. BLUESKY: this service\'s connect page (`{PUBLIC_URL}/connect/bluesky?state=…`), where the ' +
-    'user gives their handle and an app password. LINKEDIN: LinkedIn\'s consent page (`{LINKEDIN_AUTH_URL}/authorization` with the client id, ' +
-    'the scopes and the redirect URI `{PUBLIC_URL}/oauth/linkedin/callback`); when the member administers LinkedIn pages, the callback shows ' +
-    'a picker of the member\'s profile and pages and the channel stays `PENDING_SELECTION` until one is picked. Either link works once, for ' +
-    '15 minutes, for this workspace and user. An unknown platform, or LinkedIn on a server without LINKEDIN_CLIENT_ID and ' +
-    'LINKEDIN_CLIENT_SECRET, answers 400 VALIDATION_ERROR saying so.',
+    'Answers `redirectUrl`, to open in a browser. BLUESKY: this service\'s connect page, where the user gives their handle and an ' +
+    'app password. LINKEDIN: LinkedIn\'s consent page; when the member administers LinkedIn pages, the callback offers their ' +
+    'profile and pages, and the channel stays `PENDING_SELECTION` until one is picked. Either link works once, for 15 minutes, for ' +
+    'this workspace and user. An unknown platform, or LinkedIn on a server without LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET, ' +
+    'answers 400 VALIDATION_ERROR saying so.',
   // Any text, so that an unknown platform gets the message naming the supported ones rather than a schema's enum.
   input: { body: z.strictObject({ platform: text.min(1).max(50).meta({ description: 'BLUESKY or LINKEDIN.' }) }) },
   output: z.object({ redirectUrl: z.string().meta({ description: 'Where the user continues, in a browser.' }) }),

@@ -4,7 +4,9 @@ import { iso, timestamp, uuid } from '../../src/registry/fields.js';
 import type { Storage } from '../../src/storage/index.js';
 
 /** A stored image or video, created by completing an upload (operations/uploads/complete.ts). */
-export const Variant = z.object({ url: z.string(), width: z.number().int(), height: z.number().int(), sizeBytes: z.number(), objectKey: z.string() });
+export const Variant = z
+  .object({ url: z.string(), width: z.number().int(), height: z.number().int(), sizeBytes: z.number(), objectKey: z.string() })
+  .meta({ id: 'Variant' });
 
 export const VARIANT_NAMES = ['1:1', '4:5', '9:16', '1.91:1', 'source'] as const;
 export type VariantName = (typeof VARIANT_NAMES)[number];
@@ -18,6 +20,7 @@ export const Variants = z
     source: Variant.optional(),
   })
   .meta({
+    id: 'Variants',
     description:
       'Made by the worker once the upload completes (empty until `variantsStatus` is `ready`): centre-of-interest crops to each aspect ' +
       'ratio, at most 1080 px wide (1200 for 1.91:1) and never enlarged, and `source`, the whole image at most 2000 px on its long side ' +

@@ -36,9 +36,9 @@ export const mediaList = z
   .max(20)
   .meta({
     description:
-      'Images in order, each once, with optional alt text. Each channel\'s platform rules apply (400 MEDIA_RULE_VIOLATED, naming the ' +
-      'platform and the rule): Bluesky at most 4 images of at most 1,000,000 bytes each (the `source` variant is what is published, ' +
-      'made to fit) and alt text up to 2000 graphemes; LinkedIn at most 20 images, JPEG, PNG or GIF, and alt text up to 4086 characters.',
+      'Images in order, each once, with optional alt text, within each channel\'s platform rules (400 MEDIA_RULE_VIOLATED names the ' +
+      'platform and the rule): Bluesky at most 4 images of at most 1,000,000 bytes each (the `source` variant is published, made to ' +
+      'fit) and alt text up to 2000 graphemes; LinkedIn at most 20 JPEG, PNG or GIF images and alt text up to 4086 characters.',
   });
 
 export type MediaInput = z.output<typeof mediaList>;

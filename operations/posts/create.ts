@@ -35,16 +35,22 @@ const Row = z.strictObject({
   tagIds: z.array(uuid).max(50).optional().meta({ description: 'Tags of this workspace to put on the post.' }),
   firstComment: content.optional().meta({ description: 'Published as the first reply under the post, on every channel.' }),
   thread: z
-    .array(z.strictObject({ content }))
+    .array(z.strictObject({ content: content.meta({ description: 'The part\'s text.' }) }))
     .max(25)
     .optional()
     .meta({
       description:
-        'Follow-up parts, published in order as replies under the post: on each channel, schedules with `threadRootScheduleId` ' +
-        '(the post\'s schedule there) and `threadOrder` 1, 2... Not for platforms without threads (LinkedIn): 400 VALIDATION_ERROR.',
+        'Follow-up parts, published in order as replies under the post (on each channel, schedules with `threadRootScheduleId` and ' +
+        '`threadOrder` 1, 2…). Not on platforms without threads (LinkedIn): 400 VALIDATION_ERROR.',
     }),
   overrides: z
-    .array(z.strictObject({ integrationId: uuid, content: content.optional(), settings: settings.optional() }))
+    .array(
+      z.strictObject({
+        integrationId: uuid.meta({ description: 'The channel: one of shared.selectedIntegrations.' }),
+        content: content.optional().meta({ description: 'Its text instead of the row\'s.' }),
+        settings: settings.optional(),
+      }),
+    )
     .max(20)
     .optional()
     .meta({ description: 'Per channel (one of shared.selectedIntegrations, once each): its own content and/or settings.' }),
@@ -52,7 +58,7 @@ const Row = z.strictObject({
   isEvergreen: z
     .boolean()
     .optional()
-    .meta({ description: 'An evergreen post: one that stays worth posting again. Once published, the workspace\'s recycle rules schedule it again (docs/publishing.md#evergreen-recycling). False unless given.' }),
+    .meta({ description: 'Evergreen: once published, the workspace\'s recycle rules schedule it again (docs/publishing.md#evergreen-recycling). False unless given.' }),
 });
 
 type RowInput = z.output<typeof Row>;
@@ -81,28 +87,23 @@ export default defineOperation({
   visibility: 'public',
   summary: 'Create posts and schedule them to channels',
   description: [
-    'Each row becomes one post, with one schedule per selected channel (plus one per thread part). All or nothing: when a row',
-    'or channel breaks a rule, nothing is created and the message names the row, the channel and the rule.',
+    'Each row becomes one post, with one schedule per selected channel (and one per thread part). All or nothing: when a row or',
+    'channel breaks a rule, nothing is created and the message names the row, the channel and the rule.',
     '',
-    '**NEXT_WINDOW** takes, for each channel and row in order, the earliest free slot of the workspace\'s posting windows',
-    '(local times on weekdays in the workspace\'s IANA time zone, UTC unless set; by default Monday to Friday at 09:00, 12:00',
-    `and 17:00) after now, within ${LOOKAHEAD_DAYS} days. A slot is taken while a live schedule (SCHEDULED, PUBLISHING, PUBLISHED) of that`,
-    'channel is at that instant; wall-clock times hold across daylight-saving changes. Concurrent creates never take the same slot.',
+    '**NEXT_WINDOW** takes, for each channel and row in order, the earliest free slot of the workspace\'s posting windows (by default',
+    `Monday to Friday at 09:00, 12:00 and 17:00 in the workspace's time zone, UTC unless set) within ${LOOKAHEAD_DAYS} days: a slot no live`,
+    'schedule (SCHEDULED, PUBLISHING, PUBLISHED) of that channel holds. Concurrent creates never take the same slot.',
     '',
-    '**A post may wait for a person.** When the workspace, or the API key in use, requires approval (`postsNeedApproval`), a live',
-    'post is created with `approvalStatus: pending_review` and `canSchedule: false`: its schedules are SCHEDULED (NEXT_WINDOW',
-    'still takes their slots) but nothing publishes and no quota is spent until one of its `requiredApproverIds` approves it;',
-    'the answer says so (`approvalStatus`, `canSchedule`, and its message).',
+    '**A post may wait for a person.** When the workspace, or the API key in use, requires approval (`postsNeedApproval`), a live post',
+    'is created with `approvalStatus: pending_review` and `canSchedule: false`: its schedules keep their slots, but nothing publishes',
+    'and no quota is spent until one of its `requiredApproverIds` approves it. The answer says so.',
     '',
-    'Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel\'s',
-    'platform, one post per row and channel (thread parts are replies, not posts; 403 POST_QUOTA_EXCEEDED when spent). Content,',
-    'overrides, thread parts and first comments must fit each channel\'s platform (400 CONTENT_TOO_LONG): Bluesky 300 graphemes and',
-    '3000 bytes of UTF-8, LinkedIn 3000 characters (1250 in a first comment). LinkedIn has no threads: a row with `thread` parts for a LinkedIn channel answers',
-    '400 VALIDATION_ERROR naming the row, the channel and the rule (drafts too). Ids of integrations or tags that are not this',
-    'workspace\'s answer 404 NOT_FOUND.',
-    'A channel still waiting for account selection (connectStatus PENDING_SELECTION) takes only drafts (409 INVALID_STATE).',
-    'Media (`rows[].media`, from completed uploads) must fit each channel\'s platform too (400 MEDIA_RULE_VIOLATED); it is published',
-    'with the post, not with its thread parts or first comment.',
+    'Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel\'s platform,',
+    'one post per row and channel (403 POST_QUOTA_EXCEEDED). Texts must fit each channel\'s platform (400 CONTENT_TOO_LONG): Bluesky',
+    '300 graphemes and 3000 bytes of UTF-8, LinkedIn 3000 characters (1250 in a first comment); so must media (400',
+    'MEDIA_RULE_VIOLATED), published with the post, not its thread parts or first comment. LinkedIn has no threads (400',
+    'VALIDATION_ERROR, drafts too). A channel waiting for account selection (PENDING_SELECTION) takes only drafts (409 INVALID_STATE).',
+    'Integrations or tags of another workspace answer 404 NOT_FOUND.',
   ].join('\n'),
   input: {
     body: z.strictObject({

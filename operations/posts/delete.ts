@@ -12,9 +12,9 @@ export default defineOperation({
   visibility: 'public',
   summary: 'Delete a post, cancelling its pending schedules',
   description:
-    'Removes the post, its tags and attachments, and all its schedules, with the publish jobs of those still pending, in one ' +
-    'transaction: nothing is published for it afterwards. While one of its schedules is PUBLISHING the answer is 409 INVALID_STATE ' +
-    '(try again once it has finished). What was already PUBLISHED stays on the platform. The monthly quota spent is not given back.',
+    'Removes the post with its tags, attachments and schedules, and the publish jobs of those still pending: nothing is published ' +
+    'for it afterwards. While one of its schedules is PUBLISHING the answer is 409 INVALID_STATE (try again once it has finished). ' +
+    'What was already PUBLISHED stays on the platform. The monthly quota spent is not given back.',
   input: { path: z.object({ id: idOf('post') }) },
   output: success,
   errors: ['NOT_FOUND', 'INVALID_STATE'],

@@ -11,9 +11,9 @@ export default defineOperation({
   visibility: 'public',
   summary: 'One post of the workspace, with its schedules, tags, attachments and author',
   description:
-    'Schedules come one per channel, each followed by its thread parts, with the channel as `integration` ' +
-    '(`id`, `name`, `platform`, `tokenStatus`). A post held for approval says so in `approvalStatus` and `canSchedule`; a ' +
-    'recycled one in `lastRecycledAt` and its schedules\' `originRecycleEventId`. Collaboration fields (not built yet) are null or empty.',
+    'Schedules come one per channel, each followed by its thread parts, with the channel as `integration`. A post held for ' +
+    'approval says so in `approvalStatus` and `canSchedule`; a recycled one in `lastRecycledAt` and its schedules\' ' +
+    '`originRecycleEventId`. Collaboration fields (not built yet) are null or empty.',
   input: { path: z.object({ id: idOf('post') }) },
   output: Post,
   errors: ['NOT_FOUND'],

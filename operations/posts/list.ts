@@ -30,12 +30,8 @@ export default defineOperation({
   description: [
     'Newest first (then by id). Filters combine with AND; the values of one array filter with OR. `status`, `platform`,',
     '`dateFrom`, `dateTo`, `failing` and `integrationId` select posts that have one schedule meeting all of them at once',
-    '(e.g. FAILED on LINKEDIN',
-    'this week). `dateFrom` and `dateTo` bound that schedule\'s `scheduledAt`, both inclusive: an ISO 8601 date-time, or',
-    'a date (`2026-11-23`) meaning that whole day in the workspace\'s time zone. `search` matches the post content,',
-    'case-insensitively, anywhere in it. `tagIds`: posts carrying any of the tags. Array parameters take repeated keys',
-    '(`status=DRAFT&status=FAILED`), comma-separated values (`status=DRAFT,FAILED`) or both. Walk the pages by',
-    'increasing `page` while `pageInfo.hasNextPage` is true; a page past the end is empty.',
+    '(e.g. FAILED on LINKEDIN this week). Array parameters take repeated keys (`status=DRAFT&status=FAILED`) or',
+    'comma-separated values (`status=DRAFT,FAILED`). Walk the pages by increasing `page` while `pageInfo.hasNextPage` is true.',
   ].join('\n'),
   input: {
     query: z.object({

@@ -45,41 +45,39 @@ export default defineOperation({
   visibility: 'public',
   summary: 'Change a post: its content, tags, first comment, per-schedule content, or schedule its drafts',
   description: [
-    'Every field is optional; what is sent changes, what is not stays. Schedules that are PUBLISHING or PUBLISHED are never',
-    'altered, nor a SCHEDULED one waiting to retry a send to a platform that cannot be asked (LinkedIn) whose answer was lost:',
-    'its retry sends the same text, so that the platform can refuse it as a duplicate if the first one went out. A change of',
-    'the post\'s content or first comment skips them (the message says how many), and naming one in `schedules` answers 409',
-    'INVALID_STATE. A post none of whose schedules can take a change (every one published) is history: a change of its content,',
-    'media or first comment answers 409 INVALID_STATE, as what was published is never rewritten; its tags and isEvergreen still change.',
+    'Every field is optional: what is sent changes, the rest stays. All or nothing. Schedules that are PUBLISHING or PUBLISHED are',
+    'never altered, nor a SCHEDULED one whose send to a platform that cannot be asked (LinkedIn) got no answer (its retry sends the',
+    'same text, which the platform refuses as a duplicate if the first went out): a new content or first comment skips them (the',
+    'message says how many), and naming one in `schedules` answers 409 INVALID_STATE. A post whose schedules are all published is',
+    'history: its content, media and first comment no longer change (409 INVALID_STATE); its tags and isEvergreen still do.',
     '',
-    '- `content`: the post\'s text, and the text of each unpublished schedule that published the post\'s text (a schedule with its',
-    '  own content, an override, keeps it; one named in `schedules` with a `content` takes that one; thread parts keep theirs).',
-    '- `media`: replaces the post\'s media (ids of completed uploads, in order, with alt text; [] removes them), checked against',
-    '  each unpublished schedule\'s platform (400 MEDIA_RULE_VIOLATED).',
-    '- `tagIds`: replaces the post\'s tags. `firstComment`: on every unpublished schedule (null removes it). `isEvergreen`.',
-    '- `schedules`: per schedule of this post, its own `content` and/or `settings` (settings replace the old ones).',
-    '- `postAction` makes the post\'s DRAFT schedules live, as createPost does: `SCHEDULED_TIME` at `scheduledAt`, `PUBLISH_NOW`,',
-    '  or `NEXT_WINDOW`; it needs an active subscription (402) and spends the monthly quota (403).',
+    'Every new text and media is checked against each affected channel\'s platform (400 CONTENT_TOO_LONG, MEDIA_RULE_VIOLATED,',
+    'naming the field, channel and limit). A platform without threads (LinkedIn) refuses a change to a thread part and making thread',
+    'parts live (400 VALIDATION_ERROR): delete such a part (DELETE /schedules/{id}). `postAction` makes the post\'s DRAFT schedules',
+    'live as createPost does: it needs an active subscription (402) and spends the monthly quota (403).',
     '',
-    'Every new text is checked against each affected channel\'s platform (400 CONTENT_TOO_LONG, naming the field, channel and',
-    'limit). A platform without threads (LinkedIn) refuses a change to a thread part and making thread parts live (400',
-    'VALIDATION_ERROR, naming the field, channel and rule): delete such a part (DELETE /schedules/{id}). All or nothing.',
-    '',
-    'Approval: a change to a post waiting for approval keeps it waiting (asked again now); a change to a rejected post sends it',
-    'back to review. When the workspace or the API key in use requires approval, drafts made live wait for it (no quota spent',
-    'yet), and a change to what a live post publishes (content, media, first comment, `schedules`) takes it off the queue of',
-    'publishing and back to review; tags alone do not. The message says when the post waits.',
+    'Approval: a change to a post waiting for approval keeps it waiting; a change to a rejected post sends it back to review. When',
+    'the workspace or the API key in use requires approval, drafts made live wait for it (no quota spent yet), and a change to what a',
+    'live post publishes (content, media, first comment, `schedules`; not tags) sends it back to review. The message says when it waits.',
   ].join('\n'),
   input: {
     path: z.object({ id: idOf('post') }),
     body: z.strictObject({
-      content: content.optional().meta({ description: 'The post\'s new text, also given to each unpublished schedule that published the post\'s text.' }),
+      content: content.optional().meta({
+        description: 'The post\'s new text, also given to each unpublished schedule that published the post\'s text (not to thread parts, nor to one with content of its own).',
+      }),
       tagIds: z.array(uuid).max(50).optional().meta({ description: 'Replaces the post\'s tags (tag ids); [] removes them.' }),
       firstComment: content.nullable().optional().meta({ description: 'The comment posted under the post on every unpublished schedule; null removes it.' }),
       isEvergreen: z.boolean().optional().meta({ description: 'Whether the post is evergreen: one that stays worth posting again, which the workspace\'s recycle rules schedule again once published.' }),
       media: mediaList.optional(),
       schedules: z
-        .array(z.strictObject({ id: idOf('schedule'), content: content.optional(), settings: settings.optional() }))
+        .array(
+          z.strictObject({
+            id: idOf('schedule'),
+            content: content.optional().meta({ description: 'Its own text from now on.' }),
+            settings: settings.optional(),
+          }),
+        )
         .max(100)
         .optional()
         .meta({ description: 'Per schedule of this post: its own `content` and/or `settings` (which replace the old ones).' }),

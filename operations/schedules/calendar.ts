@@ -28,7 +28,7 @@ export const CalendarSchedule = Schedule.extend({
 
 /** The keyset position of a schedule on the calendar. `scheduledAt` keeps Postgres' microseconds. */
 export const CalendarCursor = z
-  .object({ scheduledAt: timestamp, id: uuid })
+  .object({ scheduledAt: timestamp.meta({ description: 'The `scheduledAt` of the schedule it is at.' }), id: uuid.meta({ description: 'That schedule\'s id.' }) })
   .meta({ id: 'CalendarCursor', description: 'The position after which (or, backward, before which) the next page starts.' });
 
 /** The keyset position of a page's last schedule, as `nextCursor`. */

@@ -14,13 +14,12 @@ export default defineOperation({
   visibility: 'public',
   summary: 'Cancel one schedule, or delete what it published',
   description:
-    'Removes a DRAFT, SCHEDULED or FAILED schedule (and, for a thread\'s first schedule, its thread parts) with its queued publish job, ' +
-    'in one transaction: nothing is published for it afterwards. The post and its other schedules stay; a thread goes on without a ' +
-    'deleted part, the part after it replying to the part before it. The monthly quota a live ' +
-    'schedule spent is not given back. A PUBLISHED schedule is deleted on the platform instead (for a thread\'s first schedule, with ' +
-    'its published parts and its first comment, while its parts not yet published are cancelled; 409 INVALID_STATE while a part ' +
-    'is PUBLISHING) and keeps its row, with `platformDeletedAt` set; deleting it again changes nothing. ' +
-    'When the platform refuses or does not answer: 502 PLATFORM_ERROR, nothing changed here. A PUBLISHING schedule answers 409 INVALID_STATE.',
+    'Removes a DRAFT, SCHEDULED or FAILED schedule (a thread\'s first schedule with its thread parts) and its queued publish job: ' +
+    'nothing is published for it afterwards. The post and its other schedules stay; a thread goes on without a deleted part. The ' +
+    'monthly quota a live schedule spent is not given back. A PUBLISHED schedule is deleted on the platform instead (a thread\'s ' +
+    'first schedule with its published parts and first comment, its other parts cancelled) and keeps its row, with ' +
+    '`platformDeletedAt` set; deleting it again changes nothing. When the platform refuses or does not answer: 502 PLATFORM_ERROR, ' +
+    'nothing changed here. A PUBLISHING schedule, or thread part, answers 409 INVALID_STATE.',
   input: { path: z.object({ id: idOf('schedule') }) },
   output: success,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'PLATFORM_ERROR'],

@@ -29,14 +29,12 @@ export default defineOperation({
   summary: 'The calendar: schedules in time order, a keyset page at a time',
   description:
     'Schedules that have a time (a draft without a date is not on the calendar: find it with `GET /posts?status=DRAFT`), ordered by ' +
-    '`(scheduledAt, id)`. `view=agenda` (the default) lists from `startDate` to `endDate`, each optional. `view=week` and `view=month` ' +
-    'list the ISO week (from Monday) or the calendar month, in the workspace\'s time zone, that contains `startDate` (now, unless given); ' +
-    'an `endDate` replaces the end of that window. `startDate` is inclusive, `endDate` exclusive.\n\n' +
-    '`direction=forward` (the default) walks towards later schedules, `backward` towards earlier ones, newest first. While `hasMore` is ' +
-    'true, pass `nextCursor` back as `cursor` for the next page in the same direction: as deep-object keys ' +
-    '(`cursor[scheduledAt]=...&cursor[id]=...`) or as one JSON text (`cursor={"scheduledAt":...,"id":...}`); over MCP, as the object ' +
-    'itself. A page is served by an index on `(scheduledAt, id)`, so it costs the same at the end of the calendar as at its start, and ' +
-    'schedules added or moved during a walk never make it repeat or skip one that stayed in place.',
+    '`(scheduledAt, id)`. `view=agenda` (the default) lists from `startDate` (inclusive) to `endDate` (exclusive), each optional; ' +
+    '`view=week` and `view=month` list the ISO week (from Monday) or the calendar month, in the workspace\'s time zone, that contains ' +
+    '`startDate` (now, unless given), an `endDate` replacing the end of that window.\n\n' +
+    'While `hasMore` is true, pass `nextCursor` back as `cursor` for the next page in the same `direction`: as deep-object keys ' +
+    '(`cursor[scheduledAt]=...&cursor[id]=...`) or as one JSON text; over MCP, as the object itself. A page costs the same at the end ' +
+    'of the calendar as at its start, and schedules added or moved during a walk never make it repeat or skip one that stayed in place.',
   input: {
     query: z.object({
       startDate: bound('Where the listing starts, inclusive; for `week` and `month`, a moment in the week or month to show'),

@@ -12,11 +12,10 @@ export default defineOperation({
   visibility: 'public',
   summary: 'Move a schedule to a new time',
   description:
-    'Moves a DRAFT (it stays a draft, held at the new time), a SCHEDULED schedule (its publish job moves with it, in the same ' +
-    'transaction) or a FAILED one (it becomes SCHEDULED at the new time, its failure cleared and its automatic retries renewed, as a retry ' +
-    'does; needs an active subscription, 402). A thread moves whole: ' +
-    'pass its first schedule, whose parts follow; a thread part alone answers 400. PUBLISHING and PUBLISHED answer 409 INVALID_STATE. ' +
-    '`scheduledAt` must be in the future. The monthly quota is not spent again.',
+    'Moves a DRAFT (it stays a draft, held at the new time), a SCHEDULED schedule (its publish job moves with it) or a FAILED one ' +
+    '(it becomes SCHEDULED at the new time, as a retry does; needs an active subscription, 402). A thread moves whole: pass its ' +
+    'first schedule; a thread part alone answers 400. PUBLISHING and PUBLISHED answer 409 INVALID_STATE. `scheduledAt` must be in ' +
+    'the future. The monthly quota is not spent again.',
   input: {
     path: z.object({ scheduleId: idOf('schedule') }),
     body: z.strictObject({ scheduledAt: timestamp.meta({ description: 'The new time; in the future.' }) }),

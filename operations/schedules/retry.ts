@@ -12,10 +12,9 @@ export default defineOperation({
   visibility: 'public',
   summary: 'Publish a failed schedule again, now',
   description:
-    'Only a FAILED schedule: it becomes SCHEDULED, due now, its failure cleared and its automatic retries renewed (retryCount 0), ' +
-    'with its publish job queued in the same transaction; ' +
-    'the FAILED thread parts after it come along. Any other status answers 409 INVALID_STATE naming it. Needs an active subscription ' +
-    '(402). The monthly quota is not spent again: the schedule spent it when it was first made live.',
+    'Only a FAILED schedule, with the FAILED thread parts after it: it becomes SCHEDULED, due now, its failure cleared and its ' +
+    'automatic retries renewed (retryCount 0). Any other status answers 409 INVALID_STATE naming it. Needs an active subscription ' +
+    '(402); the monthly quota is not spent again.',
   input: { path: z.object({ scheduleId: idOf('schedule') }) },
   output: success,
   errors: ['NOT_FOUND', 'INVALID_STATE', 'PAYMENT_REQUIRED'],

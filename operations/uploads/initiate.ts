@@ -14,14 +14,13 @@ export default defineOperation({
   visibility: 'public',
   summary: 'Start an upload: reserve storage and get a signed URL to PUT the file to',
   description: [
-    'Answers a URL that accepts one `PUT` of the file until `expiresAt`: only to this upload\'s object key, only with the declared',
-    '`fileType` as Content-Type, exactly `fileSize` bytes, and the `requiredHeaders` (Content-Type and `x-amz-checksum-sha256`,',
-    'the checksum in base64), all covered by the signature. Then call `POST /uploads/complete`.',
+    'Answers a URL that takes one `PUT` of the file until `expiresAt`: exactly `fileSize` bytes, with the `requiredHeaders`',
+    '(Content-Type `fileType`, and `x-amz-checksum-sha256`, the checksum in base64), all covered by the signature. Then call',
+    '`POST /uploads/complete`.',
     '',
     `Images only: ${imageTypes.join(', ')}, up to ${MAX_UPLOAD_BYTES} bytes (20 MiB). The size is reserved from the workspace's storage`,
-    'allowance (its plan\'s) until the upload is completed, deleted, or its URL expires; over the allowance answers',
-    '403 STORAGE_QUOTA_EXCEEDED naming the limit, the usage and the plan. The allowance counts the uploaded files, not their variants.',
-    'Takes an Idempotency-Key: a retry answers the same upload.',
+    'allowance (its plan\'s; variants do not count) until the upload is completed, deleted, or its URL expires; over the allowance',
+    'answers 403 STORAGE_QUOTA_EXCEEDED naming the limit, the usage and the plan. Takes an Idempotency-Key: a retry answers the same upload.',
   ].join('\n'),
   input: {
     body: z.strictObject({

@@ -2,11 +2,13 @@ import { z } from 'zod';
 import { isoOrNull, timestamp } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
 
-const SurfaceUsage = z.object({
-  calls: z.number().int(),
-  errors: z.number().int().meta({ description: 'Calls answered with a status of 400 or more.' }),
-  lastUsedAt: timestamp.nullable().meta({ description: 'The latest call in the window; null when there was none.' }),
-});
+const SurfaceUsage = z
+  .object({
+    calls: z.number().int(),
+    errors: z.number().int().meta({ description: 'Calls answered with a status of 400 or more.' }),
+    lastUsedAt: timestamp.nullable().meta({ description: 'The latest call in the window; null when there was none.' }),
+  })
+  .meta({ id: 'SurfaceUsage' });
 
 export default defineOperation({
   id: 'getUsage',

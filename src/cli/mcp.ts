@@ -1,19 +1,23 @@
 /**
  * `postwise mcp`: a stdio MCP server for clients that launch their servers as processes, relaying every JSON-RPC
  * message unchanged to the remote server's Streamable HTTP endpoint (`<base>/mcp`) and back. It relays rather than
- * serves, so whatever the remote offers (tools, ping, notifications, protocol versions) passes through as it is.
+ * serves, so whatever the remote offers (tools, ping, notifications, protocol versions) passes through as it is: a
+ * 2025 client's session, and a 2026-07-28 client's stateless requests (the SDK's HTTP transport writes each one's
+ * headers from its body) and listens (a cancelled one's stream is closed, which is how HTTP ends it).
  * stdout carries MCP messages only; everything else goes to `verbose` (stderr), and no header value is ever shown.
  */
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
-  ErrorCode,
   isJSONRPCErrorResponse,
+  isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
+  ProtocolErrorCode,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
   type JSONRPCMessage,
   type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
 export interface McpBridgeOptions {
   /** The server's origin (and path prefix, if any), without /mcp. */
@@ -39,8 +43,8 @@ export async function runMcpBridge(options: McpBridgeOptions): Promise<void> {
   const remote = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { ...options.headers } } });
   const local = new StdioServerTransport();
 
-  /** Requests from the local client not yet answered: each gets exactly one answer, the remote's or ours. */
-  const pending = new Set<RequestId>();
+  /** Requests from the local client not yet answered (each gets exactly one answer, the remote's or ours), and how to stop each. */
+  const pending = new Map<RequestId, AbortController>();
   /** Ids of `initialize` requests, whose result fixes the protocol version later requests must name. */
   const initializing = new Set<RequestId>();
   /** Sends to the remote not yet settled (notifications and responses included), so a close does not cut them off. */
@@ -54,21 +58,28 @@ export async function runMcpBridge(options: McpBridgeOptions): Promise<void> {
     const { message, status } = describe(error, shown);
     const text = redact(message);
     log(`postwise mcp: request ${String(id)} failed: ${text}`);
-    void local.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: text, ...(status ? { data: { status } } : {}) } });
+    void local.send({ jsonrpc: '2.0', id, error: { code: ProtocolErrorCode.InternalError, message: text, ...(status ? { data: { status } } : {}) } });
   };
 
   local.onmessage = (message: JSONRPCMessage) => {
     const request = isJSONRPCRequest(message) ? message : undefined;
+    const stop = new AbortController();
     if (request) {
-      pending.add(request.id);
+      pending.set(request.id, stop);
       if (request.method === 'initialize') initializing.add(request.id);
+    }
+    // A cancelled request is answered by no one: its HTTP request (a 2026 listen's stream) is closed, and not waited for.
+    const cancelled = isJSONRPCNotification(message) && message.method === 'notifications/cancelled' ? (message.params?.requestId as RequestId | undefined) : undefined;
+    if (cancelled !== undefined) {
+      pending.get(cancelled)?.abort();
+      pending.delete(cancelled);
     }
     inflight++;
     remote
-      .send(message)
+      .send(message, { requestSignal: stop.signal })
       .catch((error: unknown) => {
         // A request the remote never answered (unreachable, HTTP error) is answered here, or the client would wait forever.
-        if (request && pending.delete(request.id)) {
+        if (request && !stop.signal.aborted && pending.delete(request.id)) {
           initializing.delete(request.id);
           answerLocally(request.id, error);
         } else {
@@ -140,10 +151,10 @@ export async function runMcpBridge(options: McpBridgeOptions): Promise<void> {
 
 /** What a failed exchange with the remote comes to, in words a user can act on. */
 function describe(error: unknown, shown: string): { message: string; status?: number } {
-  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0) {
+  if (error instanceof SdkHttpError && error.status !== undefined && error.status > 0) {
     const detail = bodyDetail(error.message);
-    const hint = error.code === 401 ? ' (check the API key: --api-key, POSTWISE_API_KEY or the profile)' : '';
-    return { message: `${shown} answered HTTP ${error.code}${detail ? `: ${detail}` : ''}${hint}`, status: error.code };
+    const hint = error.status === 401 ? ' (check the API key: --api-key, POSTWISE_API_KEY or the profile)' : '';
+    return { message: `${shown} answered HTTP ${error.status}${detail ? `: ${detail}` : ''}${hint}`, status: error.status };
   }
   if (error instanceof Error) {
     // fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a TLS failure) is its cause.

@@ -111,16 +111,13 @@ export interface paths {
         };
         /**
          * The workspace's events, oldest first: what changed since a cursor, without polling each resource
-         * @description Every change that matters (a post created, updated or deleted; a schedule scheduled, rescheduled, publishing, published, failed,
-         *     retrying or deleted; a channel connected, disconnected or in error; an upload completed) is an event, written in the same
-         *     transaction as the change: a change that rolled back has none, a committed one always has its event. Each carries the resource
-         *     as the API shows it (`data`), so no follow-up read is needed.
+         * @description Every change that matters to a post, a schedule, a channel or an upload is an event (its kinds are `type`'s values), written
+         *     in the same transaction as the change, with the resource as the API shows it (`data`): no follow-up read is needed.
          *
-         *     Oldest first. Pass the last event's `id` you have seen as `cursor` (`nextCursor` is the page's last id while more follow, null at the end)
-         *     and you get every later event exactly once, with no gaps, even while events are being written: the feed shows an event once
-         *     every transaction that began writing before it has ended, so an event is never served before one that precedes it. Events are
-         *     kept 30 days. An agent that was away calls this with its last id until the page comes back short; this tool is
-         *     the way to learn of changes that always works (no subscription needed).
+         *     Pass the last event's `id` you have seen as `cursor` (`nextCursor` is the page's last id while more follow, null at the end) to
+         *     get every later event exactly once, with no gaps, even while events are being written. Events are kept
+         *     30 days. An agent that was away calls this with its last id until the page comes back short: the way to
+         *     learn of changes that always works (no subscription needed).
          */
         get: operations["listEvents"];
         put?: never;
@@ -455,7 +452,7 @@ export interface paths {
         put?: never;
         /**
          * Start connecting a channel: the link the user opens in a browser
-         * @description Answers `redirectUrl`, to open in a browser. BLUESKY: this service's connect page (`{PUBLIC_URL}/connect/bluesky?state=…`), where the user gives their handle and an app password. LINKEDIN: LinkedIn's consent page (`{LINKEDIN_AUTH_URL}/authorization` with the client id, the scopes and the redirect URI `{PUBLIC_URL}/oauth/linkedin/callback`); when the member administers LinkedIn pages, the callback shows a picker of the member's profile and pages and the channel stays `PENDING_SELECTION` until one is picked. Either link works once, for 15 minutes, for this workspace and user. An unknown platform, or LinkedIn on a server without LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET, answers 400 VALIDATION_ERROR saying so.
+         * @description Answers `redirectUrl`, to open in a browser. BLUESKY: this service's connect page, where the user gives their handle and an app password. LINKEDIN: LinkedIn's consent page; when the member administers LinkedIn pages, the callback offers their profile and pages, and the channel stays `PENDING_SELECTION` until one is picked. Either link works once, for 15 minutes, for this workspace and user. An unknown platform, or LinkedIn on a server without LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET, answers 400 VALIDATION_ERROR saying so.
          */
         post: operations["connectIntegration"];
         delete?: never;
@@ -555,39 +552,30 @@ export interface paths {
          * The posts of the workspace, newest first, a page at a time
          * @description Newest first (then by id). Filters combine with AND; the values of one array filter with OR. `status`, `platform`,
          *     `dateFrom`, `dateTo`, `failing` and `integrationId` select posts that have one schedule meeting all of them at once
-         *     (e.g. FAILED on LINKEDIN
-         *     this week). `dateFrom` and `dateTo` bound that schedule's `scheduledAt`, both inclusive: an ISO 8601 date-time, or
-         *     a date (`2026-11-23`) meaning that whole day in the workspace's time zone. `search` matches the post content,
-         *     case-insensitively, anywhere in it. `tagIds`: posts carrying any of the tags. Array parameters take repeated keys
-         *     (`status=DRAFT&status=FAILED`), comma-separated values (`status=DRAFT,FAILED`) or both. Walk the pages by
-         *     increasing `page` while `pageInfo.hasNextPage` is true; a page past the end is empty.
+         *     (e.g. FAILED on LINKEDIN this week). Array parameters take repeated keys (`status=DRAFT&status=FAILED`) or
+         *     comma-separated values (`status=DRAFT,FAILED`). Walk the pages by increasing `page` while `pageInfo.hasNextPage` is true.
          */
         get: operations["listPosts"];
         put?: never;
         /**
          * Create posts and schedule them to channels
-         * @description Each row becomes one post, with one schedule per selected channel (plus one per thread part). All or nothing: when a row
-         *     or channel breaks a rule, nothing is created and the message names the row, the channel and the rule.
+         * @description Each row becomes one post, with one schedule per selected channel (and one per thread part). All or nothing: when a row or
+         *     channel breaks a rule, nothing is created and the message names the row, the channel and the rule.
          *
-         *     **NEXT_WINDOW** takes, for each channel and row in order, the earliest free slot of the workspace's posting windows
-         *     (local times on weekdays in the workspace's IANA time zone, UTC unless set; by default Monday to Friday at 09:00, 12:00
-         *     and 17:00) after now, within 366 days. A slot is taken while a live schedule (SCHEDULED, PUBLISHING, PUBLISHED) of that
-         *     channel is at that instant; wall-clock times hold across daylight-saving changes. Concurrent creates never take the same slot.
+         *     **NEXT_WINDOW** takes, for each channel and row in order, the earliest free slot of the workspace's posting windows (by default
+         *     Monday to Friday at 09:00, 12:00 and 17:00 in the workspace's time zone, UTC unless set) within 366 days: a slot no live
+         *     schedule (SCHEDULED, PUBLISHING, PUBLISHED) of that channel holds. Concurrent creates never take the same slot.
          *
-         *     **A post may wait for a person.** When the workspace, or the API key in use, requires approval (`postsNeedApproval`), a live
-         *     post is created with `approvalStatus: pending_review` and `canSchedule: false`: its schedules are SCHEDULED (NEXT_WINDOW
-         *     still takes their slots) but nothing publishes and no quota is spent until one of its `requiredApproverIds` approves it;
-         *     the answer says so (`approvalStatus`, `canSchedule`, and its message).
+         *     **A post may wait for a person.** When the workspace, or the API key in use, requires approval (`postsNeedApproval`), a live post
+         *     is created with `approvalStatus: pending_review` and `canSchedule: false`: its schedules keep their slots, but nothing publishes
+         *     and no quota is spent until one of its `requiredApproverIds` approves it. The answer says so.
          *
-         *     Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel's
-         *     platform, one post per row and channel (thread parts are replies, not posts; 403 POST_QUOTA_EXCEEDED when spent). Content,
-         *     overrides, thread parts and first comments must fit each channel's platform (400 CONTENT_TOO_LONG): Bluesky 300 graphemes and
-         *     3000 bytes of UTF-8, LinkedIn 3000 characters (1250 in a first comment). LinkedIn has no threads: a row with `thread` parts for a LinkedIn channel answers
-         *     400 VALIDATION_ERROR naming the row, the channel and the rule (drafts too). Ids of integrations or tags that are not this
-         *     workspace's answer 404 NOT_FOUND.
-         *     A channel still waiting for account selection (connectStatus PENDING_SELECTION) takes only drafts (409 INVALID_STATE).
-         *     Media (`rows[].media`, from completed uploads) must fit each channel's platform too (400 MEDIA_RULE_VIOLATED); it is published
-         *     with the post, not with its thread parts or first comment.
+         *     Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel's platform,
+         *     one post per row and channel (403 POST_QUOTA_EXCEEDED). Texts must fit each channel's platform (400 CONTENT_TOO_LONG): Bluesky
+         *     300 graphemes and 3000 bytes of UTF-8, LinkedIn 3000 characters (1250 in a first comment); so must media (400
+         *     MEDIA_RULE_VIOLATED), published with the post, not its thread parts or first comment. LinkedIn has no threads (400
+         *     VALIDATION_ERROR, drafts too). A channel waiting for account selection (PENDING_SELECTION) takes only drafts (409 INVALID_STATE).
+         *     Integrations or tags of another workspace answer 404 NOT_FOUND.
          */
         post: operations["createPost"];
         delete?: never;
@@ -605,44 +593,34 @@ export interface paths {
         };
         /**
          * One post of the workspace, with its schedules, tags, attachments and author
-         * @description Schedules come one per channel, each followed by its thread parts, with the channel as `integration` (`id`, `name`, `platform`, `tokenStatus`). A post held for approval says so in `approvalStatus` and `canSchedule`; a recycled one in `lastRecycledAt` and its schedules' `originRecycleEventId`. Collaboration fields (not built yet) are null or empty.
+         * @description Schedules come one per channel, each followed by its thread parts, with the channel as `integration`. A post held for approval says so in `approvalStatus` and `canSchedule`; a recycled one in `lastRecycledAt` and its schedules' `originRecycleEventId`. Collaboration fields (not built yet) are null or empty.
          */
         get: operations["getPost"];
         put?: never;
         post?: never;
         /**
          * Delete a post, cancelling its pending schedules
-         * @description Removes the post, its tags and attachments, and all its schedules, with the publish jobs of those still pending, in one transaction: nothing is published for it afterwards. While one of its schedules is PUBLISHING the answer is 409 INVALID_STATE (try again once it has finished). What was already PUBLISHED stays on the platform. The monthly quota spent is not given back.
+         * @description Removes the post with its tags, attachments and schedules, and the publish jobs of those still pending: nothing is published for it afterwards. While one of its schedules is PUBLISHING the answer is 409 INVALID_STATE (try again once it has finished). What was already PUBLISHED stays on the platform. The monthly quota spent is not given back.
          */
         delete: operations["deletePost"];
         options?: never;
         head?: never;
         /**
          * Change a post: its content, tags, first comment, per-schedule content, or schedule its drafts
-         * @description Every field is optional; what is sent changes, what is not stays. Schedules that are PUBLISHING or PUBLISHED are never
-         *     altered, nor a SCHEDULED one waiting to retry a send to a platform that cannot be asked (LinkedIn) whose answer was lost:
-         *     its retry sends the same text, so that the platform can refuse it as a duplicate if the first one went out. A change of
-         *     the post's content or first comment skips them (the message says how many), and naming one in `schedules` answers 409
-         *     INVALID_STATE. A post none of whose schedules can take a change (every one published) is history: a change of its content,
-         *     media or first comment answers 409 INVALID_STATE, as what was published is never rewritten; its tags and isEvergreen still change.
+         * @description Every field is optional: what is sent changes, the rest stays. All or nothing. Schedules that are PUBLISHING or PUBLISHED are
+         *     never altered, nor a SCHEDULED one whose send to a platform that cannot be asked (LinkedIn) got no answer (its retry sends the
+         *     same text, which the platform refuses as a duplicate if the first went out): a new content or first comment skips them (the
+         *     message says how many), and naming one in `schedules` answers 409 INVALID_STATE. A post whose schedules are all published is
+         *     history: its content, media and first comment no longer change (409 INVALID_STATE); its tags and isEvergreen still do.
          *
-         *     - `content`: the post's text, and the text of each unpublished schedule that published the post's text (a schedule with its
-         *       own content, an override, keeps it; one named in `schedules` with a `content` takes that one; thread parts keep theirs).
-         *     - `media`: replaces the post's media (ids of completed uploads, in order, with alt text; [] removes them), checked against
-         *       each unpublished schedule's platform (400 MEDIA_RULE_VIOLATED).
-         *     - `tagIds`: replaces the post's tags. `firstComment`: on every unpublished schedule (null removes it). `isEvergreen`.
-         *     - `schedules`: per schedule of this post, its own `content` and/or `settings` (settings replace the old ones).
-         *     - `postAction` makes the post's DRAFT schedules live, as createPost does: `SCHEDULED_TIME` at `scheduledAt`, `PUBLISH_NOW`,
-         *       or `NEXT_WINDOW`; it needs an active subscription (402) and spends the monthly quota (403).
+         *     Every new text and media is checked against each affected channel's platform (400 CONTENT_TOO_LONG, MEDIA_RULE_VIOLATED,
+         *     naming the field, channel and limit). A platform without threads (LinkedIn) refuses a change to a thread part and making thread
+         *     parts live (400 VALIDATION_ERROR): delete such a part (DELETE /schedules/{id}). `postAction` makes the post's DRAFT schedules
+         *     live as createPost does: it needs an active subscription (402) and spends the monthly quota (403).
          *
-         *     Every new text is checked against each affected channel's platform (400 CONTENT_TOO_LONG, naming the field, channel and
-         *     limit). A platform without threads (LinkedIn) refuses a change to a thread part and making thread parts live (400
-         *     VALIDATION_ERROR, naming the field, channel and rule): delete such a part (DELETE /schedules/{id}). All or nothing.
-         *
-         *     Approval: a change to a post waiting for approval keeps it waiting (asked again now); a change to a rejected post sends it
-         *     back to review. When the workspace or the API key in use requires approval, drafts made live wait for it (no quota spent
-         *     yet), and a change to what a live post publishes (content, media, first comment, `schedules`) takes it off the queue of
-         *     publishing and back to review; tags alone do not. The message says when the post waits.
+         *     Approval: a change to a post waiting for approval keeps it waiting; a change to a rejected post sends it back to review. When
+         *     the workspace or the API key in use requires approval, drafts made live wait for it (no quota spent yet), and a change to what a
+         *     live post publishes (content, media, first comment, `schedules`; not tags) sends it back to review. The message says when it waits.
          */
         patch: operations["updatePost"];
         trace?: never;
@@ -818,9 +796,9 @@ export interface paths {
         };
         /**
          * The calendar: schedules in time order, a keyset page at a time
-         * @description Schedules that have a time (a draft without a date is not on the calendar: find it with `GET /posts?status=DRAFT`), ordered by `(scheduledAt, id)`. `view=agenda` (the default) lists from `startDate` to `endDate`, each optional. `view=week` and `view=month` list the ISO week (from Monday) or the calendar month, in the workspace's time zone, that contains `startDate` (now, unless given); an `endDate` replaces the end of that window. `startDate` is inclusive, `endDate` exclusive.
+         * @description Schedules that have a time (a draft without a date is not on the calendar: find it with `GET /posts?status=DRAFT`), ordered by `(scheduledAt, id)`. `view=agenda` (the default) lists from `startDate` (inclusive) to `endDate` (exclusive), each optional; `view=week` and `view=month` list the ISO week (from Monday) or the calendar month, in the workspace's time zone, that contains `startDate` (now, unless given), an `endDate` replacing the end of that window.
          *
-         *     `direction=forward` (the default) walks towards later schedules, `backward` towards earlier ones, newest first. While `hasMore` is true, pass `nextCursor` back as `cursor` for the next page in the same direction: as deep-object keys (`cursor[scheduledAt]=...&cursor[id]=...`) or as one JSON text (`cursor={"scheduledAt":...,"id":...}`); over MCP, as the object itself. A page is served by an index on `(scheduledAt, id)`, so it costs the same at the end of the calendar as at its start, and schedules added or moved during a walk never make it repeat or skip one that stayed in place.
+         *     While `hasMore` is true, pass `nextCursor` back as `cursor` for the next page in the same `direction`: as deep-object keys (`cursor[scheduledAt]=...&cursor[id]=...`) or as one JSON text; over MCP, as the object itself. A page costs the same at the end of the calendar as at its start, and schedules added or moved during a walk never make it repeat or skip one that stayed in place.
          */
         get: operations["listSchedules"];
         put?: never;
@@ -847,7 +825,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel one schedule, or delete what it published
-         * @description Removes a DRAFT, SCHEDULED or FAILED schedule (and, for a thread's first schedule, its thread parts) with its queued publish job, in one transaction: nothing is published for it afterwards. The post and its other schedules stay; a thread goes on without a deleted part, the part after it replying to the part before it. The monthly quota a live schedule spent is not given back. A PUBLISHED schedule is deleted on the platform instead (for a thread's first schedule, with its published parts and its first comment, while its parts not yet published are cancelled; 409 INVALID_STATE while a part is PUBLISHING) and keeps its row, with `platformDeletedAt` set; deleting it again changes nothing. When the platform refuses or does not answer: 502 PLATFORM_ERROR, nothing changed here. A PUBLISHING schedule answers 409 INVALID_STATE.
+         * @description Removes a DRAFT, SCHEDULED or FAILED schedule (a thread's first schedule with its thread parts) and its queued publish job: nothing is published for it afterwards. The post and its other schedules stay; a thread goes on without a deleted part. The monthly quota a live schedule spent is not given back. A PUBLISHED schedule is deleted on the platform instead (a thread's first schedule with its published parts and first comment, its other parts cancelled) and keeps its row, with `platformDeletedAt` set; deleting it again changes nothing. When the platform refuses or does not answer: 502 PLATFORM_ERROR, nothing changed here. A PUBLISHING schedule, or thread part, answers 409 INVALID_STATE.
          */
         delete: operations["deleteSchedule"];
         options?: never;
@@ -866,7 +844,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a failed schedule again, now
-         * @description Only a FAILED schedule: it becomes SCHEDULED, due now, its failure cleared and its automatic retries renewed (retryCount 0), with its publish job queued in the same transaction; the FAILED thread parts after it come along. Any other status answers 409 INVALID_STATE naming it. Needs an active subscription (402). The monthly quota is not spent again: the schedule spent it when it was first made live.
+         * @description Only a FAILED schedule, with the FAILED thread parts after it: it becomes SCHEDULED, due now, its failure cleared and its automatic retries renewed (retryCount 0). Any other status answers 409 INVALID_STATE naming it. Needs an active subscription (402); the monthly quota is not spent again.
          */
         post: operations["retrySchedule"];
         delete?: never;
@@ -886,7 +864,7 @@ export interface paths {
         put?: never;
         /**
          * Move a schedule to a new time
-         * @description Moves a DRAFT (it stays a draft, held at the new time), a SCHEDULED schedule (its publish job moves with it, in the same transaction) or a FAILED one (it becomes SCHEDULED at the new time, its failure cleared and its automatic retries renewed, as a retry does; needs an active subscription, 402). A thread moves whole: pass its first schedule, whose parts follow; a thread part alone answers 400. PUBLISHING and PUBLISHED answer 409 INVALID_STATE. `scheduledAt` must be in the future. The monthly quota is not spent again.
+         * @description Moves a DRAFT (it stays a draft, held at the new time), a SCHEDULED schedule (its publish job moves with it) or a FAILED one (it becomes SCHEDULED at the new time, as a retry does; needs an active subscription, 402). A thread moves whole: pass its first schedule; a thread part alone answers 400. PUBLISHING and PUBLISHED answer 409 INVALID_STATE. `scheduledAt` must be in the future. The monthly quota is not spent again.
          */
         post: operations["rescheduleSchedule"];
         delete?: never;
@@ -946,14 +924,13 @@ export interface paths {
         put?: never;
         /**
          * Start an upload: reserve storage and get a signed URL to PUT the file to
-         * @description Answers a URL that accepts one `PUT` of the file until `expiresAt`: only to this upload's object key, only with the declared
-         *     `fileType` as Content-Type, exactly `fileSize` bytes, and the `requiredHeaders` (Content-Type and `x-amz-checksum-sha256`,
-         *     the checksum in base64), all covered by the signature. Then call `POST /uploads/complete`.
+         * @description Answers a URL that takes one `PUT` of the file until `expiresAt`: exactly `fileSize` bytes, with the `requiredHeaders`
+         *     (Content-Type `fileType`, and `x-amz-checksum-sha256`, the checksum in base64), all covered by the signature. Then call
+         *     `POST /uploads/complete`.
          *
          *     Images only: image/jpeg, image/png, image/webp, image/gif, up to 20971520 bytes (20 MiB). The size is reserved from the workspace's storage
-         *     allowance (its plan's) until the upload is completed, deleted, or its URL expires; over the allowance answers
-         *     403 STORAGE_QUOTA_EXCEEDED naming the limit, the usage and the plan. The allowance counts the uploaded files, not their variants.
-         *     Takes an Idempotency-Key: a retry answers the same upload.
+         *     allowance (its plan's; variants do not count) until the upload is completed, deleted, or its URL expires; over the allowance
+         *     answers 403 STORAGE_QUOTA_EXCEEDED naming the limit, the usage and the plan. Takes an Idempotency-Key: a retry answers the same upload.
          */
         post: operations["initiateUpload"];
         delete?: never;
@@ -973,15 +950,15 @@ export interface paths {
         put?: never;
         /**
          * Finish an upload: verify the stored file and create its media
-         * @description Checks that the file was PUT to the signed URL (409 INVALID_STATE while it is not), that it has the declared size, and that
-         *     the SHA-256 of its bytes is `checksum` (the same as at initiate; read from the stored bytes, as not every S3-compatible store
-         *     checks it). A difference answers 400 CHECKSUM_MISMATCH, deletes the file and the upload (its reservation is released) and
-         *     creates no media: initiate again (a `checksum` other than initiate's answers CHECKSUM_MISMATCH and changes nothing). The real type is read from the bytes (a JPEG, PNG, WebP or GIF; anything else answers 400
-         *     VALIDATION_ERROR and is deleted likewise), whatever type was declared, with the width and height.
+         * @description Checks that the file was PUT to the signed URL (409 INVALID_STATE while it is not), with the declared size, and that the SHA-256
+         *     of its stored bytes is `checksum`, the one given at initiate. A file that differs answers 400 CHECKSUM_MISMATCH and is deleted
+         *     with its upload (its reservation released): initiate again (a `checksum` other than initiate's answers CHECKSUM_MISMATCH and
+         *     changes nothing). The real type and size in pixels are read from the bytes: a JPEG, PNG, WebP or GIF, whatever was declared;
+         *     anything else answers 400 VALIDATION_ERROR and is deleted likewise.
          *
-         *     Creates the media (`mediaId`, for rows[].media on posts) and queues its variants (`variantsStatus` `pending`, then `ready` or
-         *     `failed`). Completing again answers the same result with `idempotent: true`. An upload completed after its URL expired
-         *     needs the storage allowance again (403 STORAGE_QUOTA_EXCEEDED when it is spent meanwhile).
+         *     Creates the media (`mediaId`, for rows[].media on posts) and queues its variants (`variantsStatus`). Completing again answers
+         *     the same result with `idempotent: true`. An upload completed after its URL expired needs the storage allowance again (403
+         *     STORAGE_QUOTA_EXCEEDED).
          */
         post: operations["completeUpload"];
         delete?: never;
@@ -1002,11 +979,10 @@ export interface paths {
         post?: never;
         /**
          * Delete an upload: its file, its media and variants, and its share of the storage allowance
-         * @description Works at any stage: a pending upload loses its file if it was PUT already; a completed one its media and variants. The bytes are
-         *     given back to the allowance when the upload's signed URL expires (`expiresAt`; at once when it has): until then the URL still
-         *     accepts a PUT, whose file is removed at the expiry. Media attached to a post with a live schedule (SCHEDULED or PUBLISHING)
-         *     cannot be deleted (409 CONFLICT names the post): remove it from the post, or delete the schedule, first. Drafts, published and
-         *     failed posts lose the attachment with the media. Deleting again answers 404.
+         * @description Works at any stage: a pending upload loses its file if it was PUT already; a completed one its media and variants. The bytes
+         *     return to the allowance when the upload's signed URL expires (`expiresAt`; at once if it has): until then the URL still takes
+         *     a PUT, whose file is removed at the expiry. Media on a post with a live schedule (SCHEDULED or PUBLISHING) cannot be deleted
+         *     (409 CONFLICT names the post); other posts lose the attachment with it. Deleting again answers 404.
          */
         delete: operations["deleteUpload"];
         options?: never;
@@ -1025,16 +1001,14 @@ export interface paths {
         put?: never;
         /**
          * Import an image from a URL: fetch it, store it and create its media
-         * @description Fetches `url` on the server and answers 200 `{ uploadId, publicUrl }`: a completed upload (named after the URL's last path
-         *     segment) with its media, whose variants are queued. `url` must be an `http` or `https` URL (else 400 VALIDATION_ERROR, as any
-         *     input). Only public addresses are fetched (unless the server's MEDIA_FETCH_ALLOW_HOSTS names the host): every address a name
-         *     resolves to, checked when connecting, so DNS rebinding fails; again on every redirect, at most 3. An address that is not public,
-         *     a user name or password in the URL, a redirect to another scheme, or a 4th redirect answers 400
-         *     URL_NOT_ALLOWED. An answer over 20971520 bytes (refused on its Content-Length, or cut off while streaming), not a
-         *     JPEG, PNG, WebP or GIF by its bytes (the Content-Type answered is not believed), not a 2xx, unreachable, or not complete
-         *     within 30 s answers 400 VALIDATION_ERROR. Both name the reason (`url: ...`). The file spends the storage allowance as an
-         *     upload does (403 STORAGE_QUOTA_EXCEEDED). After any refusal no upload, media or stored object is left. `uploadId` is what
-         *     DELETE /uploads/{uploadId} takes; the media appears on completeUpload's answer.
+         * @description Fetches `url` on the server and answers `{ uploadId, publicUrl }`: a completed upload (named after the URL's last path segment)
+         *     with its media, whose variants are queued (the media appears on completeUpload's answer; DELETE /uploads/{uploadId} deletes it).
+         *     Only public addresses are fetched (unless the server's MEDIA_FETCH_ALLOW_HOSTS names the host), checked when connecting and
+         *     again on every redirect (at most 3), so DNS rebinding fails: any other address, a user name or password in the URL, or a
+         *     redirect to another scheme answers 400 URL_NOT_ALLOWED. An answer over 20971520 bytes, not a JPEG, PNG, WebP or GIF by
+         *     its bytes (whatever its Content-Type), not a 2xx, unreachable, or not complete within 30 s answers 400 VALIDATION_ERROR. Both
+         *     name the reason. The file spends the storage allowance as an upload does (403 STORAGE_QUOTA_EXCEEDED). A refusal leaves no
+         *     upload, media or stored object behind.
          */
         post: operations["importUploadFromUrl"];
         delete?: never;
@@ -1049,9 +1023,15 @@ export interface components {
     schemas: {
         /** @description The position after which (or, backward, before which) the next page starts. */
         CalendarCursor: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description The `scheduledAt` of the schedule it is at.
+             */
             scheduledAt: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description That schedule's id.
+             */
             id: string;
         };
         /**
@@ -1096,20 +1076,15 @@ export interface components {
         };
         UsageSummary: {
             windowDays: number;
-            api: {
-                calls: number;
-                /** @description Calls answered with a status of 400 or more. */
-                errors: number;
-                /** @description The latest call in the window; null when there was none. */
-                lastUsedAt: string | null;
-            };
-            mcp: {
-                calls: number;
-                /** @description Calls answered with a status of 400 or more. */
-                errors: number;
-                /** @description The latest call in the window; null when there was none. */
-                lastUsedAt: string | null;
-            };
+            api: components["schemas"]["SurfaceUsage"];
+            mcp: components["schemas"]["SurfaceUsage"];
+        };
+        SurfaceUsage: {
+            calls: number;
+            /** @description Calls answered with a status of 400 or more. */
+            errors: number;
+            /** @description The latest call in the window; null when there was none. */
+            lastUsedAt: string | null;
         };
         UsageEvent: {
             id: number;
@@ -1172,44 +1147,7 @@ export interface components {
                 publicUrl: string;
                 /** Format: uuid */
                 mediaId: string;
-                /** @description Made by the worker once the upload completes (empty until `variantsStatus` is `ready`): centre-of-interest crops to each aspect ratio, at most 1080 px wide (1200 for 1.91:1) and never enlarged, and `source`, the whole image at most 2000 px on its long side in at most 1,000,000 bytes. JPEG, or WebP where the image has transparency. */
-                variants: {
-                    "1:1"?: {
-                        url: string;
-                        width: number;
-                        height: number;
-                        sizeBytes: number;
-                        objectKey: string;
-                    };
-                    "4:5"?: {
-                        url: string;
-                        width: number;
-                        height: number;
-                        sizeBytes: number;
-                        objectKey: string;
-                    };
-                    "9:16"?: {
-                        url: string;
-                        width: number;
-                        height: number;
-                        sizeBytes: number;
-                        objectKey: string;
-                    };
-                    "1.91:1"?: {
-                        url: string;
-                        width: number;
-                        height: number;
-                        sizeBytes: number;
-                        objectKey: string;
-                    };
-                    source?: {
-                        url: string;
-                        width: number;
-                        height: number;
-                        sizeBytes: number;
-                        objectKey: string;
-                    };
-                };
+                variants: components["schemas"]["Variants"];
                 /**
                  * @description `pending` until the worker has made the variants, then `ready`, or `failed` (see the upload's media for the reason).
                  * @enum {string}
@@ -1326,44 +1264,7 @@ export interface components {
             size: number;
             width: number | null;
             height: number | null;
-            /** @description Made by the worker once the upload completes (empty until `variantsStatus` is `ready`): centre-of-interest crops to each aspect ratio, at most 1080 px wide (1200 for 1.91:1) and never enlarged, and `source`, the whole image at most 2000 px on its long side in at most 1,000,000 bytes. JPEG, or WebP where the image has transparency. */
-            variants: {
-                "1:1"?: {
-                    url: string;
-                    width: number;
-                    height: number;
-                    sizeBytes: number;
-                    objectKey: string;
-                };
-                "4:5"?: {
-                    url: string;
-                    width: number;
-                    height: number;
-                    sizeBytes: number;
-                    objectKey: string;
-                };
-                "9:16"?: {
-                    url: string;
-                    width: number;
-                    height: number;
-                    sizeBytes: number;
-                    objectKey: string;
-                };
-                "1.91:1"?: {
-                    url: string;
-                    width: number;
-                    height: number;
-                    sizeBytes: number;
-                    objectKey: string;
-                };
-                source?: {
-                    url: string;
-                    width: number;
-                    height: number;
-                    sizeBytes: number;
-                    objectKey: string;
-                };
-            };
+            variants: components["schemas"]["Variants"];
             /**
              * @description `pending` until the worker has made the variants, then `ready`, or `failed` (see the upload's media for the reason).
              * @enum {string}
@@ -1373,6 +1274,21 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** @description Made by the worker once the upload completes (empty until `variantsStatus` is `ready`): centre-of-interest crops to each aspect ratio, at most 1080 px wide (1200 for 1.91:1) and never enlarged, and `source`, the whole image at most 2000 px on its long side in at most 1,000,000 bytes. JPEG, or WebP where the image has transparency. */
+        Variants: {
+            "1:1"?: components["schemas"]["Variant"];
+            "4:5"?: components["schemas"]["Variant"];
+            "9:16"?: components["schemas"]["Variant"];
+            "1.91:1"?: components["schemas"]["Variant"];
+            source?: components["schemas"]["Variant"];
+        };
+        Variant: {
+            url: string;
+            width: number;
+            height: number;
+            sizeBytes: number;
+            objectKey: string;
         };
         Schedule: {
             /** Format: uuid */
@@ -2077,44 +1993,7 @@ export interface components {
             idempotent: boolean;
             /** Format: uuid */
             mediaId: string;
-            /** @description Made by the worker once the upload completes (empty until `variantsStatus` is `ready`): centre-of-interest crops to each aspect ratio, at most 1080 px wide (1200 for 1.91:1) and never enlarged, and `source`, the whole image at most 2000 px on its long side in at most 1,000,000 bytes. JPEG, or WebP where the image has transparency. */
-            variants: {
-                "1:1"?: {
-                    url: string;
-                    width: number;
-                    height: number;
-                    sizeBytes: number;
-                    objectKey: string;
-                };
-                "4:5"?: {
-                    url: string;
-                    width: number;
-                    height: number;
-                    sizeBytes: number;
-                    objectKey: string;
-                };
-                "9:16"?: {
-                    url: string;
-                    width: number;
-                    height: number;
-                    sizeBytes: number;
-                    objectKey: string;
-                };
-                "1.91:1"?: {
-                    url: string;
-                    width: number;
-                    height: number;
-                    sizeBytes: number;
-                    objectKey: string;
-                };
-                source?: {
-                    url: string;
-                    width: number;
-                    height: number;
-                    sizeBytes: number;
-                    objectKey: string;
-                };
-            };
+            variants: components["schemas"]["Variants"];
             /**
              * @description `pending` until the worker has made the variants, then `ready`, or `failed` (see the upload's media for the reason).
              * @enum {string}
@@ -2130,9 +2009,15 @@ export interface components {
         };
         /** @description The position after which (or, backward, before which) the next page starts. */
         CalendarCursorOutput: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description The `scheduledAt` of the schedule it is at.
+             */
             scheduledAt: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description That schedule's id.
+             */
             id: string;
         };
     };
@@ -7263,7 +7148,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this create safe to retry: the same key with the same request answers the first answer again, without doing the work twice, for 24 hours. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first is running, 409 IDEMPOTENCY_KEY_IN_PROGRESS. A first attempt that failed is not kept. Keys are the workspace's own. */
+                /** @description Makes a retry safe: the same key with the same request answers the first answer again, without doing the work twice, for 24 hours; with another request, 422 IDEMPOTENCY_KEY_REUSED; while the first runs, 409 IDEMPOTENCY_KEY_IN_PROGRESS. A failed attempt is not kept. Keys are the workspace's own. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -7285,21 +7170,26 @@ export interface operations {
                         tagIds?: string[];
                         /** @description Published as the first reply under the post, on every channel. */
                         firstComment?: string;
-                        /** @description Follow-up parts, published in order as replies under the post: on each channel, schedules with `threadRootScheduleId` (the post's schedule there) and `threadOrder` 1, 2... Not for platforms without threads (LinkedIn): 400 VALIDATION_ERROR. */
+                        /** @description Follow-up parts, published in order as replies under the post (on each channel, schedules with `threadRootScheduleId` and `threadOrder` 1, 2…). Not on platforms without threads (LinkedIn): 400 VALIDATION_ERROR. */
                         thread?: {
+                            /** @description The part's text. */
                             content: string;
                         }[];
                         /** @description Per channel (one of shared.selectedIntegrations, once each): its own content and/or settings. */
                         overrides?: {
-                            /** Format: uuid */
+                            /**
+                             * Format: uuid
+                             * @description The channel: one of shared.selectedIntegrations.
+                             */
                             integrationId: string;
+                            /** @description Its text instead of the row's. */
                             content?: string;
                             /** @description Free-form options for this channel, kept on its schedule as given (the publishing adapters read them). */
                             settings?: {
                                 [key: string]: unknown;
                             };
                         }[];
-                        /** @description Images in order, each once, with optional alt text. Each channel's platform rules apply (400 MEDIA_RULE_VIOLATED, naming the platform and the rule): Bluesky at most 4 images of at most 1,000,000 bytes each (the `source` variant is what is published, made to fit) and alt text up to 2000 graphemes; LinkedIn at most 20 images, JPEG, PNG or GIF, and alt text up to 4086 characters. */
+                        /** @description Images in order, each once, with optional alt text, within each channel's platform rules (400 MEDIA_RULE_VIOLATED names the platform and the rule): Bluesky at most 4 images of at most 1,000,000 bytes each (the `source` variant is published, made to fit) and alt text up to 2000 graphemes; LinkedIn at most 20 JPEG, PNG or GIF images and alt text up to 4086 characters. */
                         media?: {
                             /**
                              * Format: uuid
@@ -7309,7 +7199,7 @@ export interface operations {
                             /** @description Read aloud by screen readers; each platform caps its length (see MEDIA_RULE_VIOLATED). */
                             altText?: string;
                         }[];
-                        /** @description An evergreen post: one that stays worth posting again. Once published, the workspace's recycle rules schedule it again (docs/publishing.md#evergreen-recycling). False unless given. */
+                        /** @description Evergreen: once published, the workspace's recycle rules schedule it again (docs/publishing.md#evergreen-recycling). False unless given. */
                         isEvergreen?: boolean;
                     }[];
                     /** @description What every row shares: the channels it is scheduled to. */
@@ -7872,7 +7762,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The post's new text, also given to each unpublished schedule that published the post's text. */
+                    /** @description The post's new text, also given to each unpublished schedule that published the post's text (not to thread parts, nor to one with content of its own). */
                     content?: string;
                     /** @description Replaces the post's tags (tag ids); [] removes them. */
                     tagIds?: string[];
@@ -7880,7 +7770,7 @@ export interface operations {
                     firstComment?: string | null;
                     /** @description Whether the post is evergreen: one that stays worth posting again, which the workspace's recycle rules schedule again once published. */
                     isEvergreen?: boolean;
-                    /** @description Images in order, each once, with optional alt text. Each channel's platform rules apply (400 MEDIA_RULE_VIOLATED, naming the platform and the rule): Bluesky at most 4 images of at most 1,000,000 bytes each (the `source` variant is what is published, made to fit) and alt text up to 2000 graphemes; LinkedIn at most 20 images, JPEG, PNG or GIF, and alt text up to 4086 characters. */
+                    /** @description Images in order, each once, with optional alt text, within each channel's platform rules (400 MEDIA_RULE_VIOLATED names the platform and the rule): Bluesky at most 4 images of at most 1,000,000 bytes each (the `source` variant is published, made to fit) and alt text up to 2000 graphemes; LinkedIn at most 20 JPEG, PNG or GIF images and alt text up to 4086 characters. */
                     media?: {
                         /**
                          * Format: uuid
@@ -7897,6 +7787,7 @@ export interface operations {
                          * @description The schedule's id (a UUID).
                          */
                         id: string;
+                        /** @description Its own text from now on. */
                         content?: string;
                         /** @description Free-form options for this channel, kept on its schedule as given (the publishing adapters read them). */
                         settings?: {
@@ -10275,7 +10166,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this create safe to retry: the same key with the same request answers the first answer again, without doing the work twice, for 24 hours. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first is running, 409 IDEMPOTENCY_KEY_IN_PROGRESS. A first attempt that failed is not kept. Keys are the workspace's own. */
+                /** @description Makes a retry safe: the same key with the same request answers the first answer again, without doing the work twice, for 24 hours; with another request, 422 IDEMPOTENCY_KEY_REUSED; while the first runs, 409 IDEMPOTENCY_KEY_IN_PROGRESS. A failed attempt is not kept. Keys are the workspace's own. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -10508,7 +10399,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this create safe to retry: the same key with the same request answers the first answer again, without doing the work twice, for 24 hours. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first is running, 409 IDEMPOTENCY_KEY_IN_PROGRESS. A first attempt that failed is not kept. Keys are the workspace's own. */
+                /** @description Makes a retry safe: the same key with the same request answers the first answer again, without doing the work twice, for 24 hours; with another request, 422 IDEMPOTENCY_KEY_REUSED; while the first runs, 409 IDEMPOTENCY_KEY_IN_PROGRESS. A failed attempt is not kept. Keys are the workspace's own. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -11023,7 +10914,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this create safe to retry: the same key with the same request answers the first answer again, without doing the work twice, for 24 hours. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first is running, 409 IDEMPOTENCY_KEY_IN_PROGRESS. A first attempt that failed is not kept. Keys are the workspace's own. */
+                /** @description Makes a retry safe: the same key with the same request answers the first answer again, without doing the work twice, for 24 hours; with another request, 422 IDEMPOTENCY_KEY_REUSED; while the first runs, 409 IDEMPOTENCY_KEY_IN_PROGRESS. A failed attempt is not kept. Keys are the workspace's own. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -11631,7 +11522,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this create safe to retry: the same key with the same request answers the first answer again, without doing the work twice, for 24 hours. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first is running, 409 IDEMPOTENCY_KEY_IN_PROGRESS. A first attempt that failed is not kept. Keys are the workspace's own. */
+                /** @description Makes a retry safe: the same key with the same request answers the first answer again, without doing the work twice, for 24 hours; with another request, 422 IDEMPOTENCY_KEY_REUSED; while the first runs, 409 IDEMPOTENCY_KEY_IN_PROGRESS. A failed attempt is not kept. Keys are the workspace's own. */
                 "idempotency-key"?: string;
             };
             path?: never;

@@ -1,17 +1,26 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import {
-  ErrorCode,
+  createMcpHandler,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  isLegacyRequest,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+  ProtocolErrorCode,
   SUPPORTED_PROTOCOL_VERSIONS,
+  validateHostHeader,
   type CallToolRequest,
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
   type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
-import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+  type Transport,
+} from '@modelcontextprotocol/server';
+import { toWebRequest } from '@modelcontextprotocol/node';
 import type { Request, RequestHandler, Response } from 'express';
 import ipaddr from 'ipaddr.js';
 import { sendJson, sendJsonText } from '../http/json.js';
@@ -20,21 +29,21 @@ import type { Logger } from '../process/logger.js';
 import type { Principal } from '../auth/principal.js';
 import type { RateLimitState } from '../registry/rate-limit.js';
 import type { Database } from '../db/index.js';
-import { invalidParams, type CallTool, type McpServer, type PrincipalOf } from './server.js';
-import { endSession, isSessionId, newSessionId, NotificationStreams } from './subscriptions.js';
+import { in2025Words, invalidParams, MODERN_VERSION, SERVER_INFO, type CallTool, type McpServer, type PrincipalOf } from './server.js';
+import { endSession, isSessionId, newSessionId, NotificationStreams, WorkspaceEventBus } from './subscriptions.js';
 
 type Reply = (message: JSONRPCMessage | undefined) => void;
 
 /**
- * Streamable HTTP, stateless, answered as JSON. The SDK's own transport must be built anew, with a new
- * server, for every request in stateless mode, and that setup costs more than the call it serves. Here one
+ * Streamable HTTP for 2025 clients, stateless, answered as JSON. The SDK's own transport must be built anew, with a
+ * new server, for every request in stateless mode, and that setup costs more than the call it serves. Here one
  * long-lived server is connected to this transport, which hands it each HTTP request's messages under ids
  * of its own (so concurrent clients' ids cannot collide) and routes each response back to its request.
  *
  * A tools/call is answered by the server's tool handler directly: the SDK would check the message's type three times
  * more, parse the request and the result again and give the call an AbortController, a good part of what MCP adds to
  * a call over REST (docs/benchmarks.md), for the same answer. invalidParams has checked its params with the SDK's
- * schema by then. Its task metadata, if any, is ignored (withoutTask in src/mcp/server.ts says why).
+ * schema by then; task metadata (`params.task`) is ignored, as a server that declares no tasks must.
  */
 class RequestTransport implements Transport {
   onmessage?: Transport['onmessage'];
@@ -52,7 +61,7 @@ class RequestTransport implements Transport {
 
   /** Responses go to the HTTP request that waits for them; a stateless server has nowhere to send anything else. */
   async send(message: JSONRPCMessage) {
-    if ('id' in message && !('method' in message)) this.settle(message.id as RequestId, message);
+    if ('id' in message && !('method' in message)) this.settle(message.id as RequestId, in2025Words(message));
   }
 
   /**
@@ -110,7 +119,7 @@ class RequestTransport implements Transport {
 
 /** A handler's failure as the SDK's Protocol answers it: its code when it has one, else an internal error. */
 function errorResponse(id: RequestId, error: { code?: unknown; message?: string; data?: unknown }): JSONRPCErrorResponse {
-  const code = Number.isSafeInteger(error.code) ? (error.code as number) : ErrorCode.InternalError;
+  const code = Number.isSafeInteger(error.code) ? (error.code as number) : ProtocolErrorCode.InternalError;
   return { jsonrpc: '2.0', id, error: { code, message: error.message ?? 'Internal error', ...(error.data !== undefined && { data: error.data }) } };
 }
 
@@ -142,6 +151,45 @@ function answerText(message: JSONRPCMessage): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify((message as { id: RequestId }).id)},"result":${withoutIt.slice(0, -1)},"structuredContent":${only.text}}}`;
 }
 
+/**
+ * Whether a POST might be a 2026-07-28 request: its body (or a message of its batch) claims a version in `_meta`, or
+ * its MCP-Protocol-Version header is not one of 2025's. A request that is neither is a 2025 one, as the SDK's own
+ * isLegacyRequest would say; the rest are asked of it. This spares a 2025 call the web Request the SDK's check needs
+ * (it tripled the cost of a small call: docs/benchmarks.md).
+ */
+function mayBe2026(req: Request): boolean {
+  const version = req.header('mcp-protocol-version');
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return true;
+  const claims = (message: unknown) => {
+    const meta = (message as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+    return typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META_KEY in meta;
+  };
+  return Array.isArray(req.body) ? req.body.some(claims) : claims(req.body);
+}
+
+/** The `_meta` fields a plain 2026-07-28 request carries: anything more (a log level, a trace) is left to the SDK. */
+const PLAIN_2026_META = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY]);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A 2026-07-28 tools/call as the specification and the SDK want it (one request; the version, method and name
+ * headers equal to its body; `_meta` with the version served and the client's capabilities, and its info if any, well
+ * formed), or undefined: then the SDK answers it, refusals included. Params the SDK's schema would refuse are
+ * `refused` here in words that name the field, as for a 2025 client, where the SDK would refuse them too.
+ */
+function plain2026ToolCall(req: Request): { params: CallToolRequest['params']; id: RequestId; refused: JSONRPCErrorResponse | undefined } | undefined {
+  const message = req.body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; _meta?: unknown } } | undefined;
+  if (!isObject(message) || message.method !== 'tools/call' || !isJSONRPCRequest(message)) return undefined;
+  const meta = message.params?._meta;
+  if (!isObject(meta) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_VERSION || !isObject(meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
+  if (Object.keys(meta).some((key) => !PLAIN_2026_META.has(key))) return undefined;
+  const info = meta[CLIENT_INFO_META_KEY];
+  if (info !== undefined && !(isObject(info) && typeof info.name === 'string' && typeof info.version === 'string')) return undefined;
+  const name = message.params?.name;
+  if (typeof name !== 'string' || req.header('mcp-protocol-version') !== MODERN_VERSION || req.header('mcp-method') !== 'tools/call' || req.header('mcp-name') !== name) return undefined;
+  return { params: message.params as CallToolRequest['params'], id: message.id, refused: invalidParams(message) };
+}
+
 /** Who makes a tool call that came over HTTP: the transport hands the authenticated principal along. */
 export const principalOfHttpCall: PrincipalOf = async (authInfo) => (authInfo?.extra?.principal as Principal | undefined) ?? null;
 
@@ -157,7 +205,7 @@ const isLoopback = (host: string) => host === 'localhost' || (ipaddr.isValid(hos
  * whose `Origin` is neither the public URL's origin nor in ALLOWED_ORIGINS is refused with 403 (a request without
  * `Origin`, as non-browser clients send, is served). On a loopback bind, a page of a loopback origin (any port) is
  * also allowed, and a `Host` that is neither a loopback name, the bound address nor the public URL's
- * host (a name rebound to 127.0.0.1) is refused with 403 as well (the SDK's own middleware).
+ * host (a name rebound to 127.0.0.1) is refused with 403 as well (the SDK's own check).
  */
 export function mcpOriginGuard({ bindHost, publicUrl, configuredPublicUrl, allowedOrigins }: {
   bindHost: string;
@@ -169,9 +217,7 @@ export function mcpOriginGuard({ bindHost, publicUrl, configuredPublicUrl, allow
 }): RequestHandler {
   const loopback = isLoopback(bindHost);
   const boundName = ipaddr.isValid(bindHost) && ipaddr.parse(bindHost).kind() === 'ipv6' ? `[${bindHost}]` : bindHost;
-  const hostCheck = loopback
-    ? hostHeaderValidation([...new Set([...LOOPBACK_HOSTNAMES, boundName, ...(configuredPublicUrl ? [new URL(configuredPublicUrl).hostname] : [])])])
-    : undefined;
+  const hostnames = loopback ? [...new Set([...LOOPBACK_HOSTNAMES, boundName, ...(configuredPublicUrl ? [new URL(configuredPublicUrl).hostname] : [])])] : undefined;
   const allowed = (origin: string) => {
     let url: URL;
     try {
@@ -188,24 +234,35 @@ export function mcpOriginGuard({ bindHost, publicUrl, configuredPublicUrl, allow
     if (origin !== undefined && !allowed(origin)) {
       return void rpcError(res, 403, -32000, `Forbidden: Origin ${origin} may not call this server; add it to ALLOWED_ORIGINS to allow its pages`);
     }
-    if (hostCheck) return hostCheck(req, res, next);
+    const host = hostnames && validateHostHeader(req.header('host'), hostnames);
+    if (host && !host.ok) return void rpcError(res, 403, -32000, host.message);
     next();
   };
 }
 
 /**
- * The Express handler for POST /mcp; authentication has already put the principal in `res.locals`. Tool calls
- * count against the rate limit (in the pipeline); the answer carries the RateLimit headers of the caller's
- * bucket as it stands after them (`rateLimitOf`).
+ * The Express handlers for /mcp; authentication has already put the principal in `res.locals`. A POST is served by
+ * what it is: one carrying 2026-07-28's `_meta` (or its version header) by the SDK's per-request transport, anything
+ * else (initialize, and every request of a 2025 session) by RequestTransport above; GET and DELETE are 2025 session
+ * operations. Tool calls count against the rate limit (in the pipeline); the answer carries the RateLimit headers
+ * of the caller's bucket as it stands after them (`rateLimitOf`).
  */
 export async function connectMcpOverHttp(
-  { server, callTool }: McpServer,
+  { serverFor, callTool }: McpServer,
   { db, logger, rateLimitOf }: { db: Database; logger: Logger; rateLimitOf: (principal: Principal) => RateLimitState | undefined },
 ) {
+  const server = serverFor('legacy');
   const transport = new RequestTransport(callTool);
   server.onerror = (error) => logger.warn('MCP server error', { error });
   await server.connect(transport);
   const streams = new NotificationStreams(db, logger);
+  const bus = new WorkspaceEventBus(streams);
+  const modern = createMcpHandler(() => serverFor('modern'), {
+    legacy: 'reject',
+    bus,
+    // A client's malformed request is its own affair (it is told why); only what needs a look is a warning.
+    onerror: (error) => logger.debug('MCP 2026 request refused or failed', { error: error.message }),
+  });
   /** The request's Mcp-Session-Id: undefined when absent, null when it is not one a server could have given. */
   const sessionOf = (req: Request) => {
     const header = req.header('mcp-session-id');
@@ -234,7 +291,41 @@ export async function connectMcpOverHttp(
     res.status(200).end();
   };
 
-  const post = async (req: Request, res: Response) => {
+  /**
+   * A 2026-07-28 tools/call that passes every check the SDK would make, answered by the tool handler directly, as a
+   * 2025 one is (RequestTransport): the SDK's per-request server tripled the cost of a small call (docs/benchmarks.md).
+   * Its answer is the SDK's, field for field (test/mcp-2026.test.ts compares them).
+   */
+  const call2026 = async (params: CallToolRequest['params'], id: RequestId, res: Response) => {
+    const principal = res.locals.principal as Principal;
+    let answer: JSONRPCMessage;
+    try {
+      const result = await callTool(params, { extra: { principal } });
+      answer = { jsonrpc: '2.0', id, result: { ...result, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } } };
+    } catch (error) {
+      answer = errorResponse(id, error as { code?: unknown; message?: string });
+    }
+    if (res.destroyed) return;
+    setRateLimitHeaders(res, rateLimitOf(principal));
+    sendJsonText(res, 200, answerText(answer));
+  };
+
+  /** A 2026-07-28 request: the SDK checks its envelope and headers, answers it, and holds a listen's stream open. */
+  const post2026 = async (web: globalThis.Request, req: Request, res: Response, cancel: AbortController) => {
+    const principal = res.locals.principal as Principal;
+    const authInfo = { token: '', clientId: principal.kind, scopes: [], extra: { principal } };
+    const answer = await bus.as(principal, () => modern.fetch(web, { authInfo, parsedBody: req.body }));
+    if (res.destroyed) return void cancel.abort();
+    setRateLimitHeaders(res, rateLimitOf(principal));
+    res.status(answer.status);
+    answer.headers.forEach((value, name) => res.setHeader(name, value));
+    if (!answer.body) return void res.end();
+    // A listen's stream flows as it comes; any other answer is one JSON text, written at once.
+    if (answer.headers.get('content-type')?.startsWith('text/event-stream')) return void Readable.fromWeb(answer.body as WebReadableStream).pipe(res);
+    res.end(await answer.text());
+  };
+
+  const post2025 = async (req: Request, res: Response) => {
     const version = req.header('mcp-protocol-version');
     if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
       return rpcError(res, 400, -32000, `Unsupported MCP protocol version ${version}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`);
@@ -265,5 +356,28 @@ export async function connectMcpOverHttp(
     if (answers.length === 0) return res.status(202).end();
     sendJsonText(res, 200, batch ? `[${answers.map(answerText).join(',')}]` : answerText(answers[0]!));
   };
-  return { post, stream, end, close: () => streams.closeAll() };
+
+  const post = async (req: Request, res: Response) => {
+    if (!mayBe2026(req)) return post2025(req, res);
+    const direct = plain2026ToolCall(req);
+    if (direct?.refused) return sendJsonText(res, 200, JSON.stringify(direct.refused));
+    if (direct) return call2026(direct.params, direct.id, res);
+    // Closing the response is how a 2026 client cancels a call or ends a listen.
+    const cancel = new AbortController();
+    // Only a response that ends unfinished is a cancel (aborting after every answer cost a good part of a call).
+    res.once('close', () => res.writableFinished || cancel.abort());
+    const web = await toWebRequest(req, req.body, { signal: cancel.signal });
+    if (await isLegacyRequest(web, req.body)) return post2025(req, res);
+    return post2026(web, req, res, cancel);
+  };
+  return {
+    post,
+    stream,
+    end,
+    /** Ends every stream: 2025 sessions' GET /mcp and 2026 listens (each with its closing result). */
+    close: () => {
+      streams.closeAll();
+      void modern.close().catch((error: unknown) => logger.warn('closing MCP listens failed', { error }));
+    },
+  };
 }

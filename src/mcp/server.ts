@@ -1,7 +1,19 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  isJSONRPCErrorResponse,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  Server,
+  type CallToolRequest,
+  type CallToolResult,
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
+  type ReadResourceRequest,
+  type ReadResourceResult,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import {
   CallToolRequestSchema,
-  ErrorCode,
   InitializeRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -10,12 +22,8 @@ import {
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
-  type CallToolRequest,
-  type CallToolResult,
-  type JSONRPCErrorResponse,
-  type JSONRPCMessage,
-} from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+} from '@modelcontextprotocol/core';
+import type { z } from 'zod';
 import type { Database } from '../db/index.js';
 import type { Principal } from '../auth/principal.js';
 import type { Operation } from '../registry/operation.js';
@@ -26,45 +34,51 @@ import { EVENTS_URI, isResourceUri, SCHEDULE_URI_TEMPLATE, scheduleIdOf, subscri
 
 export const SERVER_INFO = { name: 'postwise', version: VERSION };
 
-/** What a tool call needs to know of the transport that brought it: who calls. Null answers UNAUTHORIZED. */
-export type PrincipalOf = (authInfo: { extra?: Record<string, unknown> } | undefined) => Promise<Principal | null>;
+/** The stateless protocol served beside the 2025 ones (docs/mcp.md#protocol-versions). */
+export const MODERN_VERSION = '2026-07-28';
+
+/** Who a request comes from, as the transport that brought it says (`authInfo.extra`). Null answers UNAUTHORIZED. */
+export type PrincipalOf = (authInfo: AuthInfo | undefined) => Promise<Principal | null>;
+type AuthInfo = { extra?: Record<string, unknown> };
 
 /**
  * Where subscriptions live for a transport: over HTTP, the session the request names (its Mcp-Session-Id); over stdio,
  * the process's one session, whose notifications start at its first subscribe (`onSubscribed`).
  */
 export interface Sessions {
-  sessionOf: (authInfo: { extra?: Record<string, unknown> } | undefined) => string | undefined;
+  sessionOf: (authInfo: AuthInfo | undefined) => string | undefined;
   onSubscribed?: (sessionId: string, principal: Principal) => Promise<void>;
 }
 
 const sessionsOverHttp: Sessions = { sessionOf: (authInfo) => authInfo?.extra?.sessionId as string | undefined };
 
 /** A tools/call's params, checked (invalidParams), answered as the tool's result; throws the protocol's errors. */
-export type CallTool = (params: CallToolRequest['params'], authInfo: { extra?: Record<string, unknown> } | undefined) => Promise<CallToolResult>;
+export type CallTool = (params: CallToolRequest['params'], authInfo: AuthInfo | undefined) => Promise<CallToolResult>;
+
+/** Which protocol a server instance speaks: the 2025 versions (begun by initialize) or 2026-07-28 (per request). */
+export type Era = 'legacy' | 'modern';
 
 /**
- * The server, and its tools/call handler on its own: the HTTP transport answers tools/call (the hot path of every
- * agent) with it directly, without the SDK's per-request dispatch (src/mcp/http.ts), and the SDK serves the rest.
+ * The MCP server, built once: `serverFor(era)` makes an SDK `Server` that only wires the handlers made here to it
+ * (the 2026 transport needs a fresh instance per request, so that must cost next to nothing), and `callTool` is the
+ * tools/call handler on its own, which the 2025 HTTP transport calls directly (src/mcp/http.ts).
  */
 export interface McpServer {
-  server: Server;
+  serverFor: (era: Era) => Server;
   callTool: CallTool;
 }
 
 /**
- * One long-lived MCP server for the process. Every call goes through the same pipeline as REST, so a tool's
- * answer is the REST body: as `structuredContent` and as JSON text, or, for an error, the same
- * `{ code, message }` with `isError: true`.
+ * The answer of every tool goes through the same pipeline as REST, so it is the REST body: as `structuredContent`
+ * and as JSON text, or, for an error, the same `{ code, message }` with `isError: true`.
  */
 export function createMcpServer(operations: readonly Operation[], pipeline: Pipeline, principalOf: PrincipalOf, db: Database, sessions = sessionsOverHttp): McpServer {
   const tools = toolsOf(operations);
   // Only the listed tools can be called: an internal operation's name is as unknown as a name nothing has.
   const byName = new Map(tools.map((tool) => [tool.name, operations.find((operation) => operation.id === tool.name)!]));
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } } });
   const operation = (id: string) => operations.find((candidate) => candidate.id === id)!;
 
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+  const listResources = () => ({
     resources: [
       {
         uri: EVENTS_URI,
@@ -76,8 +90,8 @@ export function createMcpServer(operations: readonly Operation[], pipeline: Pipe
         mimeType: 'application/json',
       },
     ],
-  }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+  });
+  const listResourceTemplates = () => ({
     resourceTemplates: [
       {
         uriTemplate: SCHEDULE_URI_TEMPLATE,
@@ -87,20 +101,21 @@ export function createMcpServer(operations: readonly Operation[], pipeline: Pipe
         mimeType: 'application/json',
       },
     ],
-  }));
+  });
   /** The principal of a resource request, and the session it came in, or the protocol error to throw. */
-  const caller = async (extra: { authInfo?: { extra?: Record<string, unknown> } }) => {
-    const principal = await principalOf(extra.authInfo);
-    if (!principal) throw Object.assign(new Error('A valid API key is required'), { code: ErrorCode.InvalidRequest });
-    return { principal, sessionId: sessions.sessionOf(extra.authInfo) };
+  const caller = async (ctx: ServerContext) => {
+    const principal = await principalOf(ctx.http?.authInfo);
+    if (!principal) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'A valid API key is required');
+    return { principal, sessionId: sessions.sessionOf(ctx.http?.authInfo) };
   };
-  const unknownResource = (uri: string) => Object.assign(new Error(`Resource not found: ${uri}`), { code: -32002, data: { uri } });
+  // The SDK sends -32602 (2026-07-28's code) with `data.uri`; the 2025 transports turn it back into -32002 (resourceNotFound).
+  const unknownResource = (uri: string) => new ResourceNotFoundError(uri);
   /** The post of a schedule of this workspace, or undefined. */
   const postOf = async (principal: Principal, scheduleId: string) =>
     (await db<{ postId: string }[]>`SELECT post_id FROM schedules WHERE id = ${scheduleId} AND organization_id = ${principal.workspaceId}`)[0]?.postId;
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
-    const { principal } = await caller(extra);
+  const readResource = async (request: ReadResourceRequest, ctx: ServerContext): Promise<ReadResourceResult> => {
+    const { principal } = await caller(ctx);
     const { uri } = request.params;
     const scheduleId = scheduleIdOf(uri);
     const postId = scheduleId && (await postOf(principal, scheduleId));
@@ -114,16 +129,17 @@ export function createMcpServer(operations: readonly Operation[], pipeline: Pipe
           surface: 'mcp',
           input: { kind: 'arguments', value: { since: new Date(Date.now() - 86_400_000).toISOString(), limit: 100 } },
         });
-    if (!outcome.ok) throw Object.assign(new Error(`${outcome.body.code}: ${outcome.body.message}`), { code: ErrorCode.InvalidRequest });
+    if (!outcome.ok) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `${outcome.body.code}: ${outcome.body.message}`);
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(outcome.body) }] };
-  });
-  const subscription = (change: typeof subscribe) => async (request: { params: { uri: string } }, extra: { authInfo?: { extra?: Record<string, unknown> } }) => {
-    const { principal, sessionId } = await caller(extra);
+  };
+  const subscription = (change: typeof subscribe) => async (request: { params: { uri: string } }, ctx: ServerContext) => {
+    const { principal, sessionId } = await caller(ctx);
     const { uri } = request.params;
     if (!sessionId) {
-      throw Object.assign(new Error('Subscriptions need a session: send the Mcp-Session-Id this server gave at initialize (over Streamable HTTP), and open GET /mcp to receive notifications'), {
-        code: ErrorCode.InvalidRequest,
-      });
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        'Subscriptions need a session: send the Mcp-Session-Id this server gave at initialize (over Streamable HTTP), and open GET /mcp to receive notifications',
+      );
     }
     const scheduleId = scheduleIdOf(uri);
     if (!isResourceUri(uri) || (scheduleId && !(await postOf(principal, scheduleId)))) throw unknownResource(uri);
@@ -131,10 +147,9 @@ export function createMcpServer(operations: readonly Operation[], pipeline: Pipe
     if (change === subscribe) await sessions.onSubscribed?.(sessionId, principal);
     return {};
   };
-  server.setRequestHandler(SubscribeRequestSchema, subscription(subscribe));
-  server.setRequestHandler(UnsubscribeRequestSchema, subscription(unsubscribe));
+  const subscribeResource = subscription(subscribe);
+  const unsubscribeResource = subscription(unsubscribe);
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   const callTool: CallTool = async (params, authInfo) => {
     const principal = await principalOf(authInfo);
     if (!principal) return errorResult({ code: 'UNAUTHORIZED', message: 'A valid API key is required' });
@@ -148,15 +163,44 @@ export function createMcpServer(operations: readonly Operation[], pipeline: Pipe
     // An unknown tool is a protocol error, as the specification says (still counted, and rate-limited, as a call),
     // worded as its example is: McpError would prefix "MCP error -32602: ", which clients prefix again.
     if (!operation && !outcome.ok && outcome.body.code === 'NOT_FOUND') {
-      throw Object.assign(new Error(`Unknown tool: ${params.name}`), { code: ErrorCode.InvalidParams });
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
     }
     if (!outcome.ok) return errorResult(outcome.body);
     const structured = Array.isArray(outcome.body) ? { items: outcome.body } : (outcome.body as Record<string, unknown>);
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   };
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra.authInfo));
-  return { server, callTool };
+
+  const serverFor = (era: Era) => {
+    const server = new Server(SERVER_INFO, {
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } },
+      cacheHints: CACHE_HINTS,
+    });
+    server.setRequestHandler('tools/list', () => ({ tools }));
+    server.setRequestHandler('tools/call', (request, ctx) => callTool(request.params, ctx.http?.authInfo));
+    server.setRequestHandler('resources/list', listResources);
+    server.setRequestHandler('resources/templates/list', listResourceTemplates);
+    server.setRequestHandler('resources/read', readResource);
+    // 2026-07-28 has no resources/subscribe: a client listens instead (subscriptions/listen, served by the transport).
+    if (era === 'legacy') {
+      server.setRequestHandler('resources/subscribe', subscribeResource);
+      server.setRequestHandler('resources/unsubscribe', unsubscribeResource);
+    }
+    return server;
+  };
+  return { serverFor, callTool };
 }
+
+/**
+ * How long a 2026-07-28 client may keep an answer: the tools and resources offered are the same for every key and
+ * change only with a new version of the server; what a resource holds depends on the key and changes any time.
+ */
+const CACHE_HINTS = {
+  'server/discover': { ttlMs: 3_600_000, cacheScope: 'public' },
+  'tools/list': { ttlMs: 3_600_000, cacheScope: 'public' },
+  'resources/list': { ttlMs: 3_600_000, cacheScope: 'public' },
+  'resources/templates/list': { ttlMs: 3_600_000, cacheScope: 'public' },
+  'resources/read': { ttlMs: 0, cacheScope: 'private' },
+} as const;
 
 /** The requests this server answers, each with the SDK's own schema for it. */
 const requestSchemas = new Map<string, z.ZodType>(
@@ -184,18 +228,18 @@ export function invalidParams(message: JSONRPCMessage): JSONRPCErrorResponse | u
   const parsed = requestSchemas.get(message.method)?.safeParse(message);
   if (!parsed || parsed.success) return undefined;
   const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message.replace('expected record', 'expected object')}`);
-  return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${problems.join('; ')}` } };
+  return { jsonrpc: '2.0', id: message.id, error: { code: ProtocolErrorCode.InvalidParams, message: `Invalid params: ${problems.join('; ')}` } };
 }
 
 /**
- * A tools/call without its task metadata (`params.task`), as the specification (2025-11-25, Tasks) has a server that
- * declares no tasks process it: normally, ignoring that metadata. The SDK's server would refuse it instead. Other
- * messages are left as they are.
+ * The SDK answers a resource that is not there with 2026-07-28's code on every version (-32602 with `data.uri`);
+ * 2025-11-25 and 2025-06-18 say -32002, which their clients look for.
  */
-export function withoutTask(message: JSONRPCMessage): JSONRPCMessage {
-  if (!('method' in message && message.method === 'tools/call' && message.params && 'task' in message.params)) return message;
-  const { task: _ignored, ...params } = message.params;
-  return { ...message, params };
+export function in2025Words(message: JSONRPCMessage): JSONRPCMessage {
+  if (!isJSONRPCErrorResponse(message) || message.error.code !== ProtocolErrorCode.InvalidParams) return message;
+  const data = message.error.data as { uri?: unknown } | undefined;
+  if (typeof data?.uri !== 'string' || Object.keys(data).length !== 1) return message;
+  return { ...message, error: { ...message.error, code: -32002 } };
 }
 
 function errorResult(body: { code: string; message: string }): CallToolResult {

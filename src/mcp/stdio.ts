@@ -3,13 +3,18 @@
  * The key comes from POSTWISE_API_KEY and is checked on every call, so a revocation counts at once.
  * The database is DATABASE_URL, or the embedded Postgres under DATA_DIR (joined when a server runs it).
  * Only MCP messages go to stdout; logs go to stderr.
+ *
+ * Both protocols, as over HTTP: the client's first message chooses for the whole connection (the SDK's serveStdio).
+ * A 2025 client's `initialize` begins the process's one session, whose subscriptions are announced from its first
+ * subscribe on; a 2026-07-28 client listens (`subscriptions/listen`) and is told of its workspace's changes.
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { JSONRPCMessage, Server, Transport } from '@modelcontextprotocol/server';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { loadConfig } from '../process/config.js';
 import { openCore } from '../service/core.js';
 import { createLogger } from '../process/logger.js';
 import { exitOnStartupFailure, orExit } from '../process/startup.js';
-import { createMcpServer, invalidParams, withoutTask } from './server.js';
+import { createMcpServer, in2025Words, invalidParams, type Era } from './server.js';
 import { newSessionId, NotificationStreams } from './subscriptions.js';
 
 const apiKey = process.env.POSTWISE_API_KEY;
@@ -21,22 +26,71 @@ if (!apiKey) {
 const config = orExit(loadConfig);
 const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
 const core = await openCore(config, logger).catch(exitOnStartupFailure);
-// One session for the process: its subscriptions are announced as notifications on stdout from the first subscribe on.
+const principal = () => core.authenticate(apiKey);
 const session = newSessionId();
 const streams = new NotificationStreams(core.app.db, logger);
+/** The server the connection is pinned to, and its protocol, once the client's first message has chosen them. */
+let server: Server | undefined;
+let era: Era | undefined;
 let announcing = false;
-const { server } = createMcpServer(core.operations, core.pipeline, () => core.authenticate(apiKey), core.app.db, {
+/** From the first subscribe (2025) or listen (2026) on, the workspace's changes become notifications on stdout. */
+const announce = async (sessionId: string | undefined) => {
+  const caller = await principal();
+  if (announcing || !caller) return;
+  announcing = true;
+  await streams.attach(sessionId, caller, { send: (uri) => void server?.sendResourceUpdated({ uri }), end: () => {} });
+};
+const mcp = createMcpServer(core.operations, core.pipeline, principal, core.app.db, {
   sessionOf: () => session,
-  onSubscribed: async (sessionId, principal) => {
-    if (announcing) return;
-    announcing = true;
-    await streams.attach(sessionId, principal, {
-      send: (uri) => void server.notification({ method: 'notifications/resources/updated', params: { uri } }),
-      end: () => {},
-    });
-  },
+  onSubscribed: (sessionId) => announce(sessionId),
 });
-const transport = new StdioServerTransport();
+
+/**
+ * The SDK's stdio transport, with what the HTTP transport does too: requests whose params break the SDK's schema are
+ * answered here in words that name the field (invalidParams), a 2025 client gets -32002 for a missing resource, and a
+ * listen starts the announcements (the SDK's listen router then sends each to the listens that asked for it).
+ */
+class Stdio implements Transport {
+  private readonly inner = new StdioServerTransport();
+  onclose?: Transport['onclose'];
+  onerror?: Transport['onerror'];
+
+  constructor(private readonly onEnd: () => void) {}
+
+  set onmessage(deliver: Transport['onmessage']) {
+    this.inner.onmessage = (message) => {
+      // Before the first message has chosen, it is a 2025 one: a 2026 client opens with server/discover, never a call.
+      const refused = era !== 'modern' ? invalidParams(message) : undefined;
+      if (refused) return void this.inner.send(refused);
+      if ('method' in message && message.method === 'subscriptions/listen') void announce(undefined);
+      deliver?.(message);
+    };
+  }
+
+  async start() {
+    this.inner.onclose = () => {
+      this.onclose?.();
+      this.onEnd();
+    };
+    this.inner.onerror = (error) => this.onerror?.(error);
+    await this.inner.start();
+  }
+  send(message: JSONRPCMessage) {
+    return this.inner.send(era === 'legacy' ? in2025Words(message) : message);
+  }
+  close() {
+    return this.inner.close();
+  }
+}
+
+const transport = new Stdio(() => void shutdown());
+const handle = serveStdio(
+  (context) => {
+    era = context.era;
+    return (server = mcp.serverFor(context.era));
+  },
+  { legacy: 'serve', transport, onerror: (error) => logger.warn('MCP over stdio', { error: error.message }) },
+);
 
 let closing = false;
 const shutdown = async () => {
@@ -44,19 +98,9 @@ const shutdown = async () => {
   closing = true;
   streams.closeAll();
   await core.app.db`DELETE FROM mcp_subscriptions WHERE session_id = ${session}`.catch(() => undefined);
-  await server.close();
+  await handle.close();
   await core.close();
   process.exit(0);
 };
-transport.onclose = () => void shutdown();
 process.stdin.on('end', () => void shutdown());
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void shutdown());
-await server.connect(transport);
-// Requests whose params the SDK would refuse as an internal error are answered here, as over HTTP; a tool call's task
-// metadata is dropped, as the HTTP transport ignores it.
-const deliver = transport.onmessage!;
-transport.onmessage = (message) => {
-  const refused = invalidParams(message);
-  if (refused) void transport.send(refused);
-  else deliver(withoutTask(message));
-};

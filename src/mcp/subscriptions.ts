@@ -1,14 +1,17 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
+import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
 import type { Response } from 'express';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../process/logger.js';
 import type { Principal } from '../auth/principal.js';
 
 /**
- * MCP resource subscriptions over Streamable HTTP (docs/mcp.md#subscriptions). The server stays stateless for every
- * request: a session id handed out at `initialize` only names what a client subscribed to (rows of
- * mcp_subscriptions, so any API process can take a subscribe) and the server-to-client stream the client opens with
- * GET /mcp. The process holding a stream reads the events feed every POLL_MS for the workspaces it streams to and sends
+ * MCP resource subscriptions (docs/mcp.md#subscriptions). The server stays stateless for every request. A 2025 client
+ * subscribes in a session: the id handed out at `initialize` only names what it subscribed to (rows of
+ * mcp_subscriptions, so any API process can take a subscribe) and the server-to-client stream it opens with GET /mcp.
+ * A 2026-07-28 client names the resources in one `subscriptions/listen` request, whose answer is the stream. The
+ * process holding a stream reads the events feed every POLL_MS for the workspaces it streams to and sends
  * `notifications/resources/updated` for each subscribed resource an event touched.
  */
 
@@ -50,7 +53,8 @@ const POLL_MS = 500;
 const KEEPALIVE_MS = 25_000;
 
 interface Stream {
-  sessionId: string;
+  /** The 2025 session whose subscriptions are sent; none for a 2026 listen, which is sent every resource and keeps those it asked for. */
+  sessionId: string | undefined;
   workspaceId: string;
   holder: string;
   /** Sends one notifications/resources/updated. */
@@ -64,6 +68,7 @@ interface Stream {
 export class NotificationStreams {
   private readonly streams = new Set<Stream>();
   private position: { tx: string; seq: string } | undefined;
+  private starting: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private keepalive: NodeJS.Timeout | undefined;
   private polling = false;
@@ -85,11 +90,22 @@ export class NotificationStreams {
     res.once('close', detach);
   }
 
-  /** Announces `sessionId`'s subscribed resources through `sink` (stdio: the server's own notifications) until detached. */
-  async attach(sessionId: string, principal: Principal, sink: Pick<Stream, 'send' | 'keepalive' | 'end'>): Promise<() => void> {
-    if (this.streams.size === 0) await this.start();
+  /**
+   * Announces `sessionId`'s subscribed resources (or, without one, every resource of the workspace an event touched)
+   * through `sink` (stdio: the server's own notifications) until detached.
+   */
+  async attach(sessionId: string | undefined, principal: Principal, sink: Pick<Stream, 'send' | 'keepalive' | 'end'>): Promise<() => void> {
     const stream: Stream = { sessionId, workspaceId: principal.workspaceId, holder: holderOf(principal), ...sink };
     this.streams.add(stream);
+    // Two streams opening at once start the reader once.
+    this.starting ??= this.start();
+    try {
+      await this.starting;
+    } catch (error) {
+      this.streams.delete(stream);
+      this.starting = undefined;
+      throw error;
+    }
     return () => {
       this.streams.delete(stream);
       if (this.streams.size === 0) this.stop();
@@ -115,7 +131,7 @@ export class NotificationStreams {
   private stop(): void {
     clearInterval(this.timer);
     clearInterval(this.keepalive);
-    this.timer = this.keepalive = undefined;
+    this.timer = this.keepalive = this.starting = undefined;
   }
 
   private async poll(): Promise<void> {
@@ -123,7 +139,7 @@ export class NotificationStreams {
     this.polling = true;
     try {
       const workspaces = [...new Set([...this.streams].map((stream) => stream.workspaceId))];
-      const sessions = [...new Set([...this.streams].map((stream) => stream.sessionId))];
+      const sessions = [...new Set([...this.streams].flatMap((stream) => stream.sessionId ?? []))];
       const events = await this.db<{ tx: string; seq: string; organizationId: string; type: string; resourceId: string }[]>`
         SELECT e.tx::text, e.seq::text, e.organization_id, e.type, e.resource_id FROM events e
         WHERE e.organization_id = ANY(${workspaces}::uuid[]) AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
@@ -134,14 +150,16 @@ export class NotificationStreams {
       const subscriptions = await this.db<{ sessionId: string; uri: string; holder: string }[]>`
         SELECT session_id, uri, holder FROM mcp_subscriptions WHERE session_id = ANY(${sessions})`;
       for (const stream of this.streams) {
-        const wanted = new Set(subscriptions.filter((row) => row.sessionId === stream.sessionId && row.holder === stream.holder).map((row) => row.uri));
-        if (wanted.size === 0) continue;
+        const wanted = stream.sessionId
+          ? new Set(subscriptions.filter((row) => row.sessionId === stream.sessionId && row.holder === stream.holder).map((row) => row.uri))
+          : undefined;
+        if (wanted?.size === 0) continue;
         const updated = new Set<string>();
         for (const event of events) {
           if (event.organizationId !== stream.workspaceId) continue;
-          if (wanted.has(EVENTS_URI)) updated.add(EVENTS_URI);
+          if (!wanted || wanted.has(EVENTS_URI)) updated.add(EVENTS_URI);
           const schedule = `postwise://schedules/${event.resourceId}`;
-          if (event.type.startsWith('schedule.') && wanted.has(schedule)) updated.add(schedule);
+          if (event.type.startsWith('schedule.') && (!wanted || wanted.has(schedule))) updated.add(schedule);
         }
         for (const uri of updated) stream.send(uri);
       }
@@ -150,5 +168,41 @@ export class NotificationStreams {
     } finally {
       this.polling = false;
     }
+  }
+}
+
+/**
+ * The bus 2026-07-28's `subscriptions/listen` streams hang on (the SDK's transport serves them). The SDK's own bus
+ * would send every listener every event, whatever its workspace: here a listener is told only of its own workspace's
+ * changes, through the same feed reader as the 2025 streams. The SDK gives a bus no say in who listens (upstream:
+ * modelcontextprotocol/typescript-sdk#2827), so the transport runs each request inside `as(principal, …)` and a
+ * listener is tied to the principal whose request opened it. A schedule of another workspace is acknowledged and
+ * never updated: nothing of it is told.
+ */
+export class WorkspaceEventBus implements ServerEventBus {
+  private readonly caller = new AsyncLocalStorage<Principal>();
+
+  constructor(private readonly streams: NotificationStreams) {}
+
+  as<T>(principal: Principal, serve: () => T): T {
+    return this.caller.run(principal, serve);
+  }
+
+  /** Changes come from the feed (subscribe), never from a handler: nothing is published to everyone. */
+  publish(): void {}
+
+  subscribe(listener: (event: ServerEvent) => void): () => void {
+    const principal = this.caller.getStore();
+    if (!principal) return () => {};
+    let detach: (() => void) | undefined;
+    let gone = false;
+    void this.streams.attach(undefined, principal, { send: (uri) => listener({ kind: 'resource_updated', uri }), end: () => {} }).then((undo) => {
+      if (gone) undo();
+      else detach = undo;
+    });
+    return () => {
+      gone = true;
+      detach?.();
+    };
   }
 }

@@ -14,9 +14,9 @@ export const idempotencyKey = z
   .regex(/^[\x21-\x7e]+$/, 'must be visible ASCII characters, without spaces')
   .meta({
     description:
-      `Makes this create safe to retry: the same key with the same request answers the first answer again, without doing the work ` +
-      `twice, for ${KEPT_HOURS} hours. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first is ` +
-      `running, 409 IDEMPOTENCY_KEY_IN_PROGRESS. A first attempt that failed is not kept. Keys are the workspace's own.`,
+      `Makes a retry safe: the same key with the same request answers the first answer again, without doing the work twice, for ` +
+      `${KEPT_HOURS} hours; with another request, 422 IDEMPOTENCY_KEY_REUSED; while the first runs, 409 IDEMPOTENCY_KEY_IN_PROGRESS. ` +
+      `A failed attempt is not kept. Keys are the workspace's own.`,
   });
 
 export type Claim =

@@ -98,8 +98,11 @@ export function defineOperation<
   };
 }
 
+/** The HTTP edge's refusals of a request as a whole: over MCP they answer the HTTP request, never a tool call. */
+const HTTP_EDGE_ERRORS: readonly ErrorCode[] = ['REQUEST_HEADERS_TOO_LARGE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
+
 /**
- * The codes any call of `operation` can answer: its own, plus the pipeline's and the HTTP edge's
+ * The codes any call of `operation` can answer: its own, plus the pipeline's and, over REST, the HTTP edge's
  * (authentication, the rate limit, headers too large, input that is unreadable or invalid, an unexpected failure). Both the
  * OpenAPI document and the tool descriptions use it.
  */
@@ -111,5 +114,5 @@ export function declaredErrors(operation: Operation, surface: 'rest' | 'mcp'): E
   if (operation.readsBody && surface === 'rest') codes.add('CSRF_REJECTED');
   if (operation.ownerOnly) codes.add('FORBIDDEN');
   if (operation.idempotent) for (const code of ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_PROGRESS'] as const) codes.add(code);
-  return [...codes];
+  return surface === 'mcp' ? [...codes].filter((code) => !HTTP_EDGE_ERRORS.includes(code)) : [...codes];
 }
