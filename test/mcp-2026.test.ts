@@ -1,9 +1,8 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectThroughForm, createAccount } from './support/bluesky.js';
-import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, scheduleDueIn, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
  * MCP 2026-07-28 beside 2025-11-25 on one endpoint: the SDK's v2 client pinned to 2026-07-28 (stateless requests
@@ -16,7 +15,6 @@ const META = { 'io.modelcontextprotocol/protocolVersion': V2026, 'io.modelcontex
 
 let service: TestService;
 let ws: Workspace;
-let sql: postgres.Sql;
 let channel: string;
 let modern: Client;
 let legacy: Client;
@@ -30,13 +28,11 @@ const connect = async (version: 'modern' | 'legacy', key = ws.apiKey) => {
 beforeAll(async () => {
   service = await startTestService({}, { api: true, worker: true });
   ws = await service.workspace({ plan: 'business' });
-  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {} });
   channel = await connectThroughForm(service.api, ws.apiKey, await createAccount());
   [modern, legacy] = await Promise.all([connect('modern'), connect('legacy')]);
 }, 60_000);
 afterAll(async () => {
   await Promise.all([modern?.close(), legacy?.close()]);
-  await sql?.end();
   await service?.stop();
 });
 
@@ -50,15 +46,7 @@ const raw2026 = (method: string, params: Record<string, unknown> = {}, headers: 
 };
 
 /** A post due in `seconds` on the test's Bluesky channel; its one schedule's id. */
-async function dueIn(content: string, seconds: number) {
-  const created = await call(`${service.api}/posts`, {
-    method: 'POST',
-    key: ws.apiKey,
-    body: { rows: [{ content, scheduledAt: new Date(Date.now() + seconds * 1000).toISOString() }], shared: { selectedIntegrations: [channel] }, postAction: 'SCHEDULED_TIME' },
-  });
-  expect(created.status, created.text).toBe(201);
-  return (await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId}`)[0]!.id;
-}
+const dueIn = (content: string, seconds: number) => scheduleDueIn(service.api, ws.apiKey, channel, content, seconds);
 
 describe('MCP 2026-07-28 beside 2025-11-25', () => {
   it('negotiates each client its own version, and discover says what 2026 clients get', async () => {

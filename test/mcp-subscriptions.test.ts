@@ -3,7 +3,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectThroughForm, createAccount } from './support/bluesky.js';
-import { call, eventually, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, scheduleDueIn, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
  * MCP resource subscriptions with the official SDK client over Streamable HTTP: the session handed out at initialize,
@@ -37,16 +37,7 @@ async function connectClient(key = ws.apiKey) {
 }
 
 /** A post due in `seconds` on the test's Bluesky channel; its one schedule's id. */
-async function dueIn(content: string, seconds: number) {
-  const created = await call(`${service.api}/posts`, {
-    method: 'POST',
-    key: ws.apiKey,
-    body: { rows: [{ content, scheduledAt: new Date(Date.now() + seconds * 1000).toISOString() }], shared: { selectedIntegrations: [channel] }, postAction: 'SCHEDULED_TIME' },
-  });
-  expect(created.status, created.text).toBe(201);
-  const [schedule] = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId}`;
-  return schedule!.id;
-}
+const dueIn = (content: string, seconds: number) => scheduleDueIn(service.api, ws.apiKey, channel, content, seconds);
 
 describe('MCP resource subscriptions', () => {
   it('tells a subscribed client on its stream as its schedule is published, and the events resource as anything happens', async () => {

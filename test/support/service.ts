@@ -195,3 +195,14 @@ export async function startWithChannels(): Promise<ChannelsFixture> {
     },
   };
 }
+
+/** A post due in `seconds` on `channel`, made over REST with `key`: its one schedule's id. */
+export async function scheduleDueIn(api: string, key: string, channel: string, content: string, seconds: number): Promise<string> {
+  const created = await call(`${api}/posts`, {
+    method: 'POST',
+    key,
+    body: { rows: [{ content, scheduledAt: new Date(Date.now() + seconds * 1000).toISOString() }], shared: { selectedIntegrations: [channel] }, postAction: 'SCHEDULED_TIME' },
+  });
+  if (created.status !== 201) throw new Error(`POST /posts answered ${created.status}: ${created.text}`);
+  return (await call(`${api}/posts/${created.json.postId}`, { key })).json.schedules[0].id;
+}
