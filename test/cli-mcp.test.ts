@@ -101,9 +101,13 @@ async function throughBridge(base: string, key: string) {
   return { client, transport };
 }
 
-/** A pass-through HTTP proxy in front of the service, noting every request's method, headers and body. */
+/**
+ * A pass-through HTTP proxy in front of the service, noting every request's method, headers and body, and the bodies
+ * of those the client closed before their answer had ended (`cut`), which it cuts upstream too.
+ */
 async function recordingProxy(target: string) {
   const seen: { method: string; headers: IncomingHttpHeaders; body: string }[] = [];
+  const cut: string[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -115,6 +119,11 @@ async function recordingProxy(target: string) {
         answer.pipe(res);
       });
       upstream.on('error', () => res.destroy());
+      res.once('close', () => {
+        if (res.writableFinished) return;
+        cut.push(body.toString());
+        upstream.destroy();
+      });
       upstream.end(body);
     });
   });
@@ -122,6 +131,7 @@ async function recordingProxy(target: string) {
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
+    cut,
     close: () => {
       server.closeAllConnections();
       return new Promise<void>((resolve) => server.close(() => resolve()));
@@ -233,6 +243,9 @@ describe('postwise mcp (stdio bridge to /mcp)', () => {
       expect(updated).toContain('postwise://events');
       await listen.close();
       expect(await listen.closed).toBe('local');
+      // The bridge closed the listen's HTTP request: the one request cut before its answer ended.
+      await eventually(async () => proxy.cut, (cut) => cut.length > 0, 10_000);
+      expect(proxy.cut.map((body) => JSON.parse(body).method)).toEqual(['subscriptions/listen']);
       expect(transport.errors).toEqual([]);
     } finally {
       await client.close();

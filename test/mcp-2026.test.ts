@@ -87,20 +87,41 @@ describe('MCP 2026-07-28 beside 2025-11-25', () => {
     expect(read.json.result).toMatchObject({ ttlMs: 0, cacheScope: 'private', contents: [{ uri: 'postwise://events', mimeType: 'application/json' }] });
   });
 
-  it('answers a plain tools/call itself exactly as the SDK answers one it serves (a log level in _meta sends it there)', async () => {
+  it('answers a plain tools/call itself exactly as the SDK answers one it serves, and leaves the SDK every refusal', async () => {
     const tag = await ws.admin('createTag', { name: 'Direct or not' });
-    for (const [name, args] of [['getTag', { id: tag.id }], ['listPosts', { limit: 3 }], ['getUsage', { days: 'many' }], ['noSuchTool', {}]] as const) {
-      const direct = await raw2026('tools/call', { name, arguments: args });
-      const viaSdk = await call(`${service.base}/mcp`, {
+    // The same name in the header's Base64 form is one the SDK decodes and the direct path leaves to it.
+    const viaSdk = (name: string, args: unknown) =>
+      call(`${service.base}/mcp`, {
         method: 'POST',
         key: ws.apiKey,
-        headers: { 'mcp-protocol-version': V2026, 'mcp-method': 'tools/call', 'mcp-name': name },
-        body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args, _meta: { ...META, 'io.modelcontextprotocol/logLevel': 'error' } } },
+        headers: { 'mcp-protocol-version': V2026, 'mcp-method': 'tools/call', 'mcp-name': `=?base64?${Buffer.from(name).toString('base64')}?=` },
+        body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args, _meta: META } },
       });
-      expect(direct.status, name).toBe(viaSdk.status);
-      for (const answer of [direct, viaSdk]) expect(answer.headers.get('content-type'), name).toMatch(/^application\/json\b/);
-      expect(direct.json, name).toEqual(viaSdk.json);
+    for (const [name, args] of [['getTag', { id: tag.id }], ['listPosts', { limit: 3 }], ['getUsage', { days: 'many' }], ['noSuchTool', {}]] as const) {
+      const [direct, sdk] = [await raw2026('tools/call', { name, arguments: args }), await viaSdk(name, args)];
+      expect(direct.status, name).toBe(sdk.status);
+      for (const answer of [direct, sdk]) expect(answer.headers.get('content-type'), name).toMatch(/^application\/json\b/);
+      expect(direct.json, name).toEqual(sdk.json);
+      expect(direct.headers.get('ratelimit'), name).toBeTruthy();
     }
+    // A malformed envelope is the SDK's to refuse, and nothing runs: in a workspace of its own, the refused calls are
+    // never counted, and a call made after them is (counting is written after the answer: it is waited for).
+    const fresh = await service.workspace();
+    const send = (meta: object) =>
+      call(`${service.base}/mcp`, {
+        method: 'POST',
+        key: fresh.apiKey,
+        headers: { 'mcp-protocol-version': V2026, 'mcp-method': 'tools/call', 'mcp-name': 'getUsage' },
+        body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'getUsage', arguments: {}, _meta: { ...META, ...meta } } },
+      });
+    for (const meta of [{ 'io.modelcontextprotocol/clientCapabilities': { sampling: 1 } }, { 'io.modelcontextprotocol/clientInfo': { name: 'a', version: '1', title: 5 } }]) {
+      const refused = await send(meta);
+      expect(refused.status).toBe(400);
+      expect(refused.json.error.code).toBe(-32602);
+    }
+    expect((await send({})).json.result.isError).toBeUndefined();
+    const usage = await eventually(async () => (await fresh.admin('getUsage', {})).mcp.calls, (calls) => calls >= 1, 10_000);
+    expect(usage).toBe(1);
   });
 
   it('answers an invalid argument as a tool error, an unknown tool as a protocol error, and a missing resource with each version\'s code', async () => {
@@ -206,6 +227,37 @@ describe('MCP 2026-07-28 beside 2025-11-25', () => {
       expect(heard.stranger).not.toContain(uri);
     } finally {
       await Promise.all([listen.close(), theirs.close(), stranger.close()]);
+    }
+  }, 60_000);
+
+  it('holds a workspace to 32 open listens, whatever other workspaces hold', async () => {
+    // A closed listen is let go when its stream ends on the server, a moment after the client closes it: a listen
+    // refused for the limit is asked again (a bounded number of times) until an earlier one has been let go.
+    const listen = async (client: Client) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await client.listen({ resourceSubscriptions: ['postwise://events'] });
+        } catch (error) {
+          if (attempt === 100 || !/Subscription limit reached/.test(String(error))) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }
+    };
+    const listens = [];
+    for (let n = 0; n < 32; n++) listens.push(await listen(modern));
+    try {
+      const refused = await raw2026('subscriptions/listen', { notifications: { resourceSubscriptions: ['postwise://events'] } });
+      expect(refused.status).toBe(200);
+      expect(refused.json.error).toEqual({ code: -32603, message: expect.stringMatching(/^Subscription limit reached: this workspace has 32 listens open/) });
+      const other = await service.workspace();
+      const theirs = await connect('modern', other.apiKey);
+      await (await theirs.listen({ resourceSubscriptions: ['postwise://events'] })).close();
+      await theirs.close();
+      // One closed, one may open.
+      await listens.pop()!.close();
+      listens.push(await listen(modern));
+    } finally {
+      await Promise.all(listens.map((open) => open.close()));
     }
   }, 60_000);
 

@@ -75,14 +75,18 @@ export async function runMcpBridge(options: McpBridgeOptions): Promise<void> {
       pending.delete(cancelled);
     }
     inflight++;
+    // A stream that ends without the answer (a server that went away, a proxy that cut an idle listen) is answered here.
+    const onRequestStreamEnd = () => {
+      if (request && !stop.signal.aborted && pending.delete(request.id)) answerLocally(request.id, new Error(`${shown} ended the answer's stream before answering`));
+    };
     remote
-      .send(message, { requestSignal: stop.signal })
+      .send(message, { requestSignal: stop.signal, onRequestStreamEnd })
       .catch((error: unknown) => {
         // A request the remote never answered (unreachable, HTTP error) is answered here, or the client would wait forever.
         if (request && !stop.signal.aborted && pending.delete(request.id)) {
           initializing.delete(request.id);
           answerLocally(request.id, error);
-        } else {
+        } else if (!stop.signal.aborted) {
           log(`postwise mcp: could not relay a message: ${redact(describe(error, shown).message)}`);
         }
       })

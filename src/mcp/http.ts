@@ -6,8 +6,7 @@ import {
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
-  CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
+  classifyInboundRequest,
   isLegacyRequest,
   PROTOCOL_VERSION_META_KEY,
   SERVER_INFO_META_KEY,
@@ -33,6 +32,9 @@ import { in2025Words, invalidParams, MODERN_VERSION, SERVER_INFO, type CallTool,
 import { endSession, isSessionId, newSessionId, NotificationStreams, WorkspaceEventBus } from './subscriptions.js';
 
 type Reply = (message: JSONRPCMessage | undefined) => void;
+
+/** Open 2026 listens a workspace may hold on one process (the SDK's limit, 1024, is for all of them together). */
+const LISTENS_PER_WORKSPACE = 32;
 
 /**
  * Streamable HTTP for 2025 clients, stateless, answered as JSON. The SDK's own transport must be built anew, with a
@@ -167,26 +169,25 @@ function mayBe2026(req: Request): boolean {
   return Array.isArray(req.body) ? req.body.some(claims) : claims(req.body);
 }
 
-/** The `_meta` fields a plain 2026-07-28 request carries: anything more (a log level, a trace) is left to the SDK. */
-const PLAIN_2026_META = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY]);
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
- * A 2026-07-28 tools/call as the specification and the SDK want it (one request; the version, method and name
- * headers equal to its body; `_meta` with the version served and the client's capabilities, and its info if any, well
- * formed), or undefined: then the SDK answers it, refusals included. Params the SDK's schema would refuse are
- * `refused` here in words that name the field, as for a 2025 client, where the SDK would refuse them too.
+ * A 2026-07-28 tools/call the SDK would dispatch: its own classifier finds the envelope well formed and the revision
+ * the one served, and the version, method and name headers equal the body (the check the SDK makes next). Anything
+ * else is undefined, and the SDK answers it, refusals included. Params the SDK's schema would refuse are `refused`
+ * here in words that name the field, as for a 2025 client, where the SDK would refuse them next.
  */
 function plain2026ToolCall(req: Request): { params: CallToolRequest['params']; id: RequestId; refused: JSONRPCErrorResponse | undefined } | undefined {
-  const message = req.body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; _meta?: unknown } } | undefined;
-  if (!isObject(message) || message.method !== 'tools/call' || !isJSONRPCRequest(message)) return undefined;
-  const meta = message.params?._meta;
-  if (!isObject(meta) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_VERSION || !isObject(meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
-  if (Object.keys(meta).some((key) => !PLAIN_2026_META.has(key))) return undefined;
-  const info = meta[CLIENT_INFO_META_KEY];
-  if (info !== undefined && !(isObject(info) && typeof info.name === 'string' && typeof info.version === 'string')) return undefined;
+  const route = classifyInboundRequest({
+    httpMethod: 'POST',
+    protocolVersionHeader: req.header('mcp-protocol-version'),
+    mcpMethodHeader: req.header('mcp-method'),
+    mcpNameHeader: req.header('mcp-name'),
+    body: req.body,
+  });
+  if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== MODERN_VERSION) return undefined;
+  const { message } = route;
   const name = message.params?.name;
-  if (typeof name !== 'string' || req.header('mcp-protocol-version') !== MODERN_VERSION || req.header('mcp-method') !== 'tools/call' || req.header('mcp-name') !== name) return undefined;
+  if (message.method !== 'tools/call' || typeof name !== 'string') return undefined;
+  if (req.header('mcp-protocol-version') !== MODERN_VERSION || req.header('mcp-method') !== 'tools/call' || req.header('mcp-name') !== name) return undefined;
   return { params: message.params as CallToolRequest['params'], id: message.id, refused: invalidParams(message) };
 }
 
@@ -281,7 +282,7 @@ export async function connectMcpOverHttp(
     if (sessionId === null) return rpcError(res, 400, -32000, 'Bad request: Mcp-Session-Id must be visible ASCII characters');
     if (!sessionId) return noSession(res);
     if (!/text\/event-stream|\*\/\*/.test(req.header('accept') ?? '')) return rpcError(res, 406, -32000, 'Not acceptable: GET /mcp answers text/event-stream');
-    await streams.open(sessionId, res.locals.principal as Principal, res);
+    streams.open(sessionId, res.locals.principal as Principal, res);
   };
   /** DELETE /mcp with a session: its subscriptions end (the client is done with the session). */
   const end = async (req: Request, res: Response) => {
@@ -296,12 +297,15 @@ export async function connectMcpOverHttp(
    * 2025 one is (RequestTransport): the SDK's per-request server tripled the cost of a small call (docs/benchmarks.md).
    * Its answer is the SDK's, field for field (test/mcp-2026.test.ts compares them).
    */
-  const call2026 = async (params: CallToolRequest['params'], id: RequestId, res: Response) => {
+  const call2026 = async ({ params, id, refused }: NonNullable<ReturnType<typeof plain2026ToolCall>>, res: Response) => {
     const principal = res.locals.principal as Principal;
     let answer: JSONRPCMessage;
     try {
-      const result = await callTool(params, { extra: { principal } });
-      answer = { jsonrpc: '2.0', id, result: { ...result, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } } };
+      if (refused) answer = refused;
+      else {
+        const result = await callTool(params, { extra: { principal } });
+        answer = { jsonrpc: '2.0', id, result: { ...result, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } } };
+      }
     } catch (error) {
       answer = errorResponse(id, error as { code?: unknown; message?: string });
     }
@@ -313,6 +317,12 @@ export async function connectMcpOverHttp(
   /** A 2026-07-28 request: the SDK checks its envelope and headers, answers it, and holds a listen's stream open. */
   const post2026 = async (web: globalThis.Request, req: Request, res: Response, cancel: AbortController) => {
     const principal = res.locals.principal as Principal;
+    // The SDK's own limit counts every workspace's listens together: one key could take them all.
+    if ((req.body as { method?: unknown }).method === 'subscriptions/listen' && bus.listening(principal.workspaceId) >= LISTENS_PER_WORKSPACE) {
+      const id = (req.body as { id?: RequestId }).id ?? null;
+      const message = `Subscription limit reached: this workspace has ${LISTENS_PER_WORKSPACE} listens open here; close one first`;
+      return sendJson(res, 200, { jsonrpc: '2.0', id, error: { code: ProtocolErrorCode.InternalError, message } });
+    }
     const authInfo = { token: '', clientId: principal.kind, scopes: [], extra: { principal } };
     const answer = await bus.as(principal, () => modern.fetch(web, { authInfo, parsedBody: req.body }));
     if (res.destroyed) return void cancel.abort();
@@ -321,7 +331,12 @@ export async function connectMcpOverHttp(
     answer.headers.forEach((value, name) => res.setHeader(name, value));
     if (!answer.body) return void res.end();
     // A listen's stream flows as it comes; any other answer is one JSON text, written at once.
-    if (answer.headers.get('content-type')?.startsWith('text/event-stream')) return void Readable.fromWeb(answer.body as WebReadableStream).pipe(res);
+    if (answer.headers.get('content-type')?.startsWith('text/event-stream')) {
+      // A client that goes cancels the stream, which is how the SDK learns a listen has ended (and lets it go).
+      const stream = Readable.fromWeb(answer.body as WebReadableStream);
+      res.once('close', () => stream.destroy());
+      return void stream.pipe(res);
+    }
     res.end(await answer.text());
   };
 
@@ -360,8 +375,7 @@ export async function connectMcpOverHttp(
   const post = async (req: Request, res: Response) => {
     if (!mayBe2026(req)) return post2025(req, res);
     const direct = plain2026ToolCall(req);
-    if (direct?.refused) return sendJsonText(res, 200, JSON.stringify(direct.refused));
-    if (direct) return call2026(direct.params, direct.id, res);
+    if (direct) return call2026(direct, res);
     // Closing the response is how a 2026 client cancels a call or ends a listen.
     const cancel = new AbortController();
     // Only a response that ends unfinished is a cancel (aborting after every answer cost a good part of a call).

@@ -33,13 +33,18 @@ const streams = new NotificationStreams(core.app.db, logger);
 let server: Server | undefined;
 let era: Era | undefined;
 let announcing = false;
-/** From the first subscribe (2025) or listen (2026) on, the workspace's changes become notifications on stdout. */
+/**
+ * From the first subscribe (2025) or the first listen the SDK acknowledged (2026) on, the workspace's changes become
+ * notifications on stdout: for a 2025 session those it subscribed to, for 2026 every one, which the SDK's listen router
+ * sends to the listens that asked for it.
+ */
 const announce = async (sessionId: string | undefined) => {
   const caller = await principal();
   if (announcing || !caller) return;
   announcing = true;
-  await streams.attach(sessionId, caller, { send: (uri) => void server?.sendResourceUpdated({ uri }), end: () => {} });
+  streams.attach(sessionId, caller, { send: (uri) => void server?.sendResourceUpdated({ uri }), end: () => {} });
 };
+const announceListens = () => void announce(undefined).catch((error: unknown) => logger.warn('could not start MCP notifications', { error }));
 const mcp = createMcpServer(core.operations, core.pipeline, principal, core.app.db, {
   sessionOf: () => session,
   onSubscribed: (sessionId) => announce(sessionId),
@@ -47,8 +52,8 @@ const mcp = createMcpServer(core.operations, core.pipeline, principal, core.app.
 
 /**
  * The SDK's stdio transport, with what the HTTP transport does too: requests whose params break the SDK's schema are
- * answered here in words that name the field (invalidParams), a 2025 client gets -32002 for a missing resource, and a
- * listen starts the announcements (the SDK's listen router then sends each to the listens that asked for it).
+ * answered here in words that name the field (invalidParams: every 2025 request, a 2026 tools/call), a 2025 client
+ * gets -32002 for a missing resource, and an acknowledged listen starts the announcements.
  */
 class Stdio implements Transport {
   private readonly inner = new StdioServerTransport();
@@ -59,10 +64,9 @@ class Stdio implements Transport {
 
   set onmessage(deliver: Transport['onmessage']) {
     this.inner.onmessage = (message) => {
-      // Before the first message has chosen, it is a 2025 one: a 2026 client opens with server/discover, never a call.
-      const refused = era !== 'modern' ? invalidParams(message) : undefined;
+      // Every request of a 2025 connection (and a first message, before the SDK has chosen), and a 2026 tools/call.
+      const refused = era !== 'modern' || ('method' in message && message.method === 'tools/call') ? invalidParams(message) : undefined;
       if (refused) return void this.inner.send(refused);
-      if ('method' in message && message.method === 'subscriptions/listen') void announce(undefined);
       deliver?.(message);
     };
   }
@@ -76,6 +80,8 @@ class Stdio implements Transport {
     await this.inner.start();
   }
   send(message: JSONRPCMessage) {
+    // Only the SDK's listen router acknowledges a listen, and only on a 2026 connection.
+    if ('method' in message && message.method === 'notifications/subscriptions/acknowledged') announceListens();
     return this.inner.send(era === 'legacy' ? in2025Words(message) : message);
   }
   close() {

@@ -68,7 +68,9 @@ interface Stream {
 export class NotificationStreams {
   private readonly streams = new Set<Stream>();
   private position: { tx: string; seq: string } | undefined;
-  private starting: Promise<void> | undefined;
+  /** Counts the reader's starts and stops: a start or a poll that finds it changed was overtaken, and does nothing. */
+  private generation = 0;
+  private running = false;
   private timer: NodeJS.Timeout | undefined;
   private keepalive: NodeJS.Timeout | undefined;
   private polling = false;
@@ -79,10 +81,10 @@ export class NotificationStreams {
   ) {}
 
   /** Serves GET /mcp: an SSE stream of notifications for `sessionId`'s subscriptions, until the client goes. */
-  async open(sessionId: string, principal: Principal, res: Response): Promise<void> {
+  open(sessionId: string, principal: Principal, res: Response): void {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'mcp-session-id': sessionId });
     res.write(': subscribed resources are announced here\n\n');
-    const detach = await this.attach(sessionId, principal, {
+    const detach = this.attach(sessionId, principal, {
       send: (uri) => res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })}\n\n`),
       keepalive: () => res.write(': keepalive\n\n'),
       end: () => res.end(),
@@ -92,20 +94,13 @@ export class NotificationStreams {
 
   /**
    * Announces `sessionId`'s subscribed resources (or, without one, every resource of the workspace an event touched)
-   * through `sink` (stdio: the server's own notifications) until detached.
+   * through `sink` (stdio: the server's own notifications) until the returned function detaches it. The feed reader
+   * starts with the first stream; if it cannot (the database is away), that is logged and the next stream tries again.
    */
-  async attach(sessionId: string | undefined, principal: Principal, sink: Pick<Stream, 'send' | 'keepalive' | 'end'>): Promise<() => void> {
+  attach(sessionId: string | undefined, principal: Principal, sink: Pick<Stream, 'send' | 'keepalive' | 'end'>): () => void {
     const stream: Stream = { sessionId, workspaceId: principal.workspaceId, holder: holderOf(principal), ...sink };
     this.streams.add(stream);
-    // Two streams opening at once start the reader once.
-    this.starting ??= this.start();
-    try {
-      await this.starting;
-    } catch (error) {
-      this.streams.delete(stream);
-      this.starting = undefined;
-      throw error;
-    }
+    if (!this.running) this.start();
     return () => {
       this.streams.delete(stream);
       if (this.streams.size === 0) this.stop();
@@ -119,24 +114,39 @@ export class NotificationStreams {
     this.stop();
   }
 
-  private async start(): Promise<void> {
+  private start(): void {
+    this.running = true;
+    const generation = ++this.generation;
     // From now on: a stream announces changes made while it is open.
-    const [latest] = await this.db<{ tx: string; seq: string }[]>`
-      SELECT tx::text, seq::text FROM events WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, seq DESC LIMIT 1`;
-    this.position = latest ?? { tx: '0', seq: '0' };
-    this.timer = setInterval(() => void this.poll(), POLL_MS);
-    this.keepalive = setInterval(() => this.streams.forEach((stream) => stream.keepalive?.()), KEEPALIVE_MS);
+    this.db<{ tx: string; seq: string }[]>`
+      SELECT tx::text, seq::text FROM events WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, seq DESC LIMIT 1`.then(
+      ([latest]) => {
+        if (generation !== this.generation) return;
+        this.position = latest ?? { tx: '0', seq: '0' };
+        // Unref'd: the streams' own connections (or stdin) keep the process alive, never the reader.
+        this.timer = setInterval(() => void this.poll(), POLL_MS).unref();
+        this.keepalive = setInterval(() => this.streams.forEach((stream) => stream.keepalive?.()), KEEPALIVE_MS).unref();
+      },
+      (error: unknown) => {
+        if (generation !== this.generation) return;
+        this.running = false;
+        this.logger.warn('could not start reading events for MCP notifications; the next stream tries again', { error });
+      },
+    );
   }
 
   private stop(): void {
+    this.generation++;
+    this.running = false;
     clearInterval(this.timer);
     clearInterval(this.keepalive);
-    this.timer = this.keepalive = this.starting = undefined;
+    this.timer = this.keepalive = this.position = undefined;
   }
 
   private async poll(): Promise<void> {
     if (this.polling || this.streams.size === 0 || !this.position) return;
     this.polling = true;
+    const generation = this.generation;
     try {
       const workspaces = [...new Set([...this.streams].map((stream) => stream.workspaceId))];
       const sessions = [...new Set([...this.streams].flatMap((stream) => stream.sessionId ?? []))];
@@ -145,7 +155,8 @@ export class NotificationStreams {
         WHERE e.organization_id = ANY(${workspaces}::uuid[]) AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
           AND (e.tx, e.seq) > (${this.position.tx}::xid8, ${this.position.seq}::bigint)
         ORDER BY e.tx, e.seq LIMIT 1000`;
-      if (events.length === 0) return;
+      // Stopped (and maybe started again) while reading: this read's position and news are no longer the reader's.
+      if (events.length === 0 || generation !== this.generation) return;
       this.position = { tx: events.at(-1)!.tx, seq: events.at(-1)!.seq };
       const subscriptions = await this.db<{ sessionId: string; uri: string; holder: string }[]>`
         SELECT session_id, uri, holder FROM mcp_subscriptions WHERE session_id = ANY(${sessions})`;
@@ -181,8 +192,14 @@ export class NotificationStreams {
  */
 export class WorkspaceEventBus implements ServerEventBus {
   private readonly caller = new AsyncLocalStorage<Principal>();
+  private readonly open = new Map<string, number>();
 
   constructor(private readonly streams: NotificationStreams) {}
+
+  /** How many listens the workspace has open on this process. */
+  listening(workspaceId: string): number {
+    return this.open.get(workspaceId) ?? 0;
+  }
 
   as<T>(principal: Principal, serve: () => T): T {
     return this.caller.run(principal, serve);
@@ -194,15 +211,18 @@ export class WorkspaceEventBus implements ServerEventBus {
   subscribe(listener: (event: ServerEvent) => void): () => void {
     const principal = this.caller.getStore();
     if (!principal) return () => {};
-    let detach: (() => void) | undefined;
-    let gone = false;
-    void this.streams.attach(undefined, principal, { send: (uri) => listener({ kind: 'resource_updated', uri }), end: () => {} }).then((undo) => {
-      if (gone) undo();
-      else detach = undo;
-    });
+    const { workspaceId } = principal;
+    this.open.set(workspaceId, this.listening(workspaceId) + 1);
+    // Outside the request's context: the reader it may start serves every workspace, not this principal.
+    const detach = this.caller.exit(() => this.streams.attach(undefined, principal, { send: (uri) => listener({ kind: 'resource_updated', uri }), end: () => {} }));
+    let detached = false;
     return () => {
-      gone = true;
-      detach?.();
+      if (detached) return;
+      detached = true;
+      detach();
+      const left = this.listening(workspaceId) - 1;
+      if (left > 0) this.open.set(workspaceId, left);
+      else this.open.delete(workspaceId);
     };
   }
 }
