@@ -72,7 +72,7 @@ class RequestTransport implements Transport {
    * that went away, cancels what is still running, so nothing waits for an answer no one will read.
    */
   exchange(messages: JSONRPCMessage[], principal: Principal, sessionId: string | undefined): { answers: Promise<JSONRPCMessage[]>; abandon: () => void } {
-    const authInfo = { token: '', clientId: principal.kind, scopes: [], extra: { principal, sessionId } };
+    const authInfo = authInfoOf(principal, sessionId);
     const ours = new Map<RequestId, number>();
     const replies: Promise<JSONRPCMessage | undefined>[] = [];
     for (const message of messages) {
@@ -191,6 +191,9 @@ function plain2026ToolCall(req: Request): { params: CallToolRequest['params']; i
   return { params: message.params as CallToolRequest['params'], id: message.id, refused: invalidParams(message) };
 }
 
+/** What the SDK carries to a handler of who calls (`ctx.http.authInfo`): the key was checked before, so no token. */
+const authInfoOf = (principal: Principal, sessionId?: string) => ({ token: '', clientId: principal.kind, scopes: [], extra: { principal, sessionId } });
+
 /** Who makes a tool call that came over HTTP: the transport hands the authenticated principal along. */
 export const principalOfHttpCall: PrincipalOf = async (authInfo) => (authInfo?.extra?.principal as Principal | undefined) ?? null;
 
@@ -303,7 +306,7 @@ export async function connectMcpOverHttp(
     try {
       if (refused) answer = refused;
       else {
-        const result = await callTool(params, { extra: { principal } });
+        const result = await callTool(params, authInfoOf(principal));
         answer = { jsonrpc: '2.0', id, result: { ...result, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } } };
       }
     } catch (error) {
@@ -323,8 +326,7 @@ export async function connectMcpOverHttp(
       const message = `Subscription limit reached: this workspace has ${LISTENS_PER_WORKSPACE} listens open here; close one first`;
       return sendJson(res, 200, { jsonrpc: '2.0', id, error: { code: ProtocolErrorCode.InternalError, message } });
     }
-    const authInfo = { token: '', clientId: principal.kind, scopes: [], extra: { principal } };
-    const answer = await bus.as(principal, () => modern.fetch(web, { authInfo, parsedBody: req.body }));
+    const answer = await bus.as(principal, () => modern.fetch(web, { authInfo: authInfoOf(principal), parsedBody: req.body }));
     if (res.destroyed) return void cancel.abort();
     setRateLimitHeaders(res, rateLimitOf(principal));
     res.status(answer.status);
