@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../src/process/free-port.js';
 import { admin, alive, cleanUp, gone, postmasterOf, run, stop, waitFor, type Running } from './support/processes.js';
 import { call } from './support/service.js';
 
@@ -20,10 +19,16 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
+/**
+ * Each process listens on a port of the system's choosing (PORT=0), read from what it prints: a port chosen here and
+ * bound by the child seconds later (once its cluster is up) could be taken meanwhile by another test's process.
+ */
 async function environment(name: string) {
-  const port = await freePort();
-  return { DATA_DIR: join(dir, name), PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: '', LOG_LEVEL: 'info' };
+  return { DATA_DIR: join(dir, name), PORT: '0', HOST: '127.0.0.1', DATABASE_URL: '', LOG_LEVEL: 'info' };
 }
+
+/** Where a started service listens, once it says it runs. */
+const baseOf = async (running: Running) => (await waitFor(running, /MCP\s+(http:\/\/\S+)\/mcp/))[1]!;
 
 /** Each test starts several processes one after another: generous, as the machine may be busy. */
 const TIMEOUT_MS = 120_000;
@@ -72,7 +77,7 @@ describe.concurrent('one embedded cluster, several processes', () => {
       expect(first.output()).not.toContain('embedded Postgres stopped');
       expect(alive(pid)).toBe(true);
       expect(await clusterAnswers(env.DATA_DIR)).toBe(2);
-      if (second === api) expect((await call(`http://127.0.0.1:${env.PORT}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+      if (second === api) expect((await call(`${await baseOf(api)}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
 
       expect(await stop(second)).toBe(true);
       noErrors(second);
@@ -85,13 +90,12 @@ describe.concurrent('one embedded cluster, several processes', () => {
 
   it('npm start stops first, npm run api on another port goes on serving on the cluster npm start began', async () => {
     const env = await environment('start-then-api');
-    const apiPort = String(await freePort());
     const started: Running[] = [];
     try {
       const server = run(['start'], env);
       started.push(server);
       const [, apiKey] = await waitFor(server, /apiKey\s+(pw_\S+)/);
-      const api = run(['run', 'api'], { ...env, PORT: apiPort });
+      const api = run(['run', 'api'], env);
       started.push(api);
       await waitFor(api, /API and MCP running/);
       expect(api.output()).toContain('joined the embedded Postgres another process runs');
@@ -100,7 +104,7 @@ describe.concurrent('one embedded cluster, several processes', () => {
       expect(await stop(server)).toBe(true);
       noErrors(server);
       expect(alive(pid)).toBe(true);
-      expect((await call(`http://127.0.0.1:${apiPort}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+      expect((await call(`${await baseOf(api)}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
 
       expect(await stop(api)).toBe(true);
       noErrors(api);
@@ -112,7 +116,6 @@ describe.concurrent('one embedded cluster, several processes', () => {
 
   it('takes over a cluster whose service was killed outright, and one whose postmaster.pid names a live stranger after a power loss', async () => {
     const env = await environment('killed');
-    const base = `http://127.0.0.1:${env.PORT}`;
     let stranger: ReturnType<typeof spawn> | undefined;
     const started: Running[] = [];
     const start = () => {
@@ -128,9 +131,9 @@ describe.concurrent('one embedded cluster, several processes', () => {
       expect(alive(pid)).toBe(true);
 
       const next = start();
-      await waitFor(next, /MCP\s+http/);
+      const nextBase = await baseOf(next);
       expect(next.output()).toContain('took over the embedded Postgres that a process which is gone left running');
-      expect((await call(`${base}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+      expect((await call(`${nextBase}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
       expect(await stop(next)).toBe(true);
       noErrors(next);
       expect(await gone(pid)).toBe(true);
@@ -149,9 +152,9 @@ describe.concurrent('one embedded cluster, several processes', () => {
       await writeFile(pidFile, [String(stranger.pid), ...lines.slice(1)].join('\n'));
 
       const after = start();
-      await waitFor(after, /MCP\s+http/);
+      const afterBase = await baseOf(after);
       expect(after.output()).toContain('a stale postmaster.pid was left by a Postgres that is gone');
-      expect((await call(`${base}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
+      expect((await call(`${afterBase}/api/v1/users/me`, { key: apiKey })).status).toBe(200);
       const { pid: newPid } = (await postmasterOf(env.DATA_DIR))!;
       expect(await stop(after)).toBe(true);
       noErrors(after);
