@@ -277,8 +277,7 @@ describe('postwise mcp (stdio bridge to /mcp)', () => {
     raw.onmessage = (message) => void ('id' in message && answers.set(message.id, message));
     await raw.start();
     await raw.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'getCurrentUser', arguments: {} } });
-    const started = Date.now();
-    while (!answers.has(7) && Date.now() - started < 20_000) await new Promise((resolve) => setTimeout(resolve, 20));
+    await eventually(async () => answers.has(7), Boolean, 20_000);
     const answer = answers.get(7) as { error?: { code: number; message: string } } | undefined;
     expect(answer?.error?.code).toBe(-32603);
     expect(answer?.error?.message).toMatch(/HTTP 401/);

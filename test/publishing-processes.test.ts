@@ -191,7 +191,7 @@ describe('a worker process killed mid-delivery of a webhook', () => {
         body: { rows: [{ content: 'Delivered despite a crash' }], shared: { selectedIntegrations: [integrationId] }, postAction: 'DRAFT' },
       });
       expect(created.status, created.text).toBe(201);
-      for (const since = Date.now(); received.length === 0 && Date.now() - since < 20_000; ) await new Promise((resolve) => setTimeout(resolve, 25));
+      await eventually(async () => received.length, (count) => count > 0, 20_000);
       expect(received).toHaveLength(1);
       process.kill(-child.child.pid!, 'SIGKILL');
       await child.exited;
@@ -204,7 +204,7 @@ describe('a worker process killed mid-delivery of a webhook', () => {
         { api: false, worker: true },
       );
       try {
-        for (const since = Date.now(); (await delivery()).status !== 'delivered' && Date.now() - since < 30_000; ) await new Promise((resolve) => setTimeout(resolve, 50));
+        await eventually(delivery, (row) => row.status === 'delivered', 30_000);
       } finally {
         await other.stop();
       }
