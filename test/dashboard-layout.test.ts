@@ -175,7 +175,8 @@ describe(`at a phone's ${PHONE.width} x ${PHONE.height}`, () => {
 test('one notation for every time, the browser\'s: 12 hours in en-US, 24 in en-GB, on the posts, the week, a post and the keys', async () => {
   const post = (await call(`${service.api}/posts?limit=1`, { key: ws.apiKey })).json.items[0];
   const week = post.schedules[0].scheduledAt.slice(0, 10);
-  const timesOn = async (page: Page) => page.locator('main').evaluate((main) => [...(main as HTMLElement).innerText.matchAll(/\b\d{1,2}:\d{2}(?:\s?[AP]M)?/g)].map((match) => match[0]));
+  // A time, not a host's port (the Developer API page shows http://127.0.0.1:PORT/mcp).
+  const timesOn = async (page: Page) => page.locator('main').evaluate((main) => [...(main as HTMLElement).innerText.matchAll(/\b\d{1,2}:\d{2}(?!\d)(?:\s?[AP]M)?/g)].map((match) => match[0]));
   for (const [locale, notation] of [
     ['en-US', /^\d{1,2}:\d{2}\s[AP]M$/],
     ['en-GB', /^\d{2}:\d{2}$/],

@@ -184,7 +184,9 @@ describe('events', () => {
     const [row] = await sql<{ credentials: Buffer }[]>`SELECT credentials FROM integrations WHERE id = ${channel}`;
     const { session: _dropped, ...withoutSession } = JSON.parse(secrets.open(row!.credentials).toString());
     await sql`UPDATE integrations SET credentials = ${secrets.seal(Buffer.from(JSON.stringify(withoutSession)))} WHERE id = ${channel}`;
-    const cursor = (await feed()).at(-1)!.id;
+    // From after its connection, once the feed serves that (an event comes a moment after its commit: feedOnce).
+    const connected = await feedOnce((events) => events.some((event) => event.type === 'integration.connected' && event.data.id === channel));
+    const cursor = connected.at(-1)!.id;
     for (const content of ['Refused once', 'Refused twice']) {
       const refused = await rest('/posts', { method: 'POST', body: { rows: [{ content }], shared: { selectedIntegrations: [channel] }, postAction: 'PUBLISH_NOW' } });
       await settled((await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${refused.json.postId}`).map((schedule) => schedule.id));
