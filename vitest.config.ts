@@ -1,4 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+// The test HTTPS hosts' certificate (test/support/tls), trusted as an operator would trust a private CA: Node reads
+// NODE_EXTRA_CA_CERTS when a process starts, and each test file's process (pool: forks) starts with this environment.
+process.env.NODE_EXTRA_CA_CERTS = fileURLToPath(new URL('test/support/tls/cert.pem', import.meta.url));
 
 export default defineConfig({
   test: {

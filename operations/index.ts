@@ -6,6 +6,9 @@ import listApprovals from './approvals/list.js';
 import rejectPost from './approvals/reject.js';
 import listApiKeys from './api-keys/list.js';
 import revokeApiKey from './api-keys/revoke.js';
+import listConnectedApps from './connected-apps/list.js';
+import revokeConnectedApp from './connected-apps/revoke.js';
+import updateConnectedApp from './connected-apps/update.js';
 import connectBluesky from './integrations/connect-bluesky.js';
 import connectIntegration from './integrations/connect.js';
 import createIntegration from './integrations/create.js';
@@ -80,6 +83,9 @@ export const operations: readonly Operation[] = [
   listApiKeys,
   updateApiKey,
   revokeApiKey,
+  listConnectedApps,
+  updateConnectedApp,
+  revokeConnectedApp,
   listMembers,
   addMember,
   removeMember,

@@ -10,7 +10,7 @@ import type { approvalStatus } from './post.js';
 import { spendQuotas } from './refusals.js';
 
 /*
- * Approval before publishing. A rule, on the workspace (every live post) or on the API key a post is written with,
+ * Approval before publishing. A rule, on the workspace (every live post) or on the API key or connected app a post is written with,
  * makes a post that goes live wait for a person: `pending_review`, its schedules SCHEDULED with no publish job and no
  * quota spent. An approver approves it (its quota spent then, its jobs queued in the same transaction) or rejects it
  * (with a note); a change by its author puts a rejected post back to review, and a change to what an approved post
@@ -27,8 +27,11 @@ export interface ApprovalRule {
 /** The rule that holds the live posts `principal` writes, or null when none does. */
 export async function approvalRule(tx: Sql, principal: Principal): Promise<ApprovalRule | null> {
   const keyId = principal.kind === 'apiKey' ? principal.keyId : null;
+  const connectionId = principal.kind === 'connection' ? principal.connectionId : null;
   const [rule] = await tx<{ applies: boolean; approverIds: string[] }[]>`
-    SELECT o.posts_need_approval OR coalesce((SELECT k.posts_need_approval FROM api_keys k WHERE k.id = ${keyId}), false) AS applies,
+    SELECT o.posts_need_approval
+        OR coalesce((SELECT k.posts_need_approval FROM api_keys k WHERE k.id = ${keyId}), false)
+        OR coalesce((SELECT c.posts_need_approval FROM oauth_connections c WHERE c.id = ${connectionId}), false) AS applies,
       CASE WHEN cardinality(o.approver_ids) > 0 THEN o.approver_ids
         ELSE ARRAY(SELECT m.user_id FROM memberships m WHERE m.organization_id = o.id AND m.role = 'owner' ORDER BY m.created_at) END AS approver_ids
     FROM organizations o WHERE o.id = ${principal.workspaceId}`;

@@ -26,8 +26,9 @@ export default defineOperation({
     const author = writtenBy(auth.principal);
     const copied = await db.begin(async (tx) => {
       const [post] = await tx`
-        INSERT INTO posts (id, organization_id, user_id, created_by_kind, api_key_id, api_key_name, content, is_evergreen)
-        SELECT ${postId}, organization_id, ${auth.userId}, ${author.createdByKind}, ${author.apiKeyId}, ${author.apiKeyName}, content, is_evergreen
+        INSERT INTO posts (id, organization_id, user_id, created_by_kind, api_key_id, api_key_name, oauth_connection_id, app_name, content, is_evergreen)
+        SELECT ${postId}, organization_id, ${auth.userId}, ${author.createdByKind}, ${author.apiKeyId}, ${author.apiKeyName},
+          ${author.oauthConnectionId}, ${author.appName}, content, is_evergreen
         FROM posts WHERE id = ${id} AND organization_id = ${auth.workspaceId}
         RETURNING id`;
       if (!post) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);

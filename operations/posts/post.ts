@@ -100,29 +100,34 @@ export const Post = z
     user: z.object({ id: uuid, name: z.string(), email: z.string() }).nullable(),
     createdBy: z
       .object({
-        kind: z.enum(['key', 'member']).meta({ description: '`key`: written with an API key (an agent, a script); `member`: by a member, in the dashboard or the command line.' }),
+        kind: z.enum(['key', 'member', 'app']).meta({
+          description: '`key`: written with an API key (an agent, a script); `member`: by a member, in the dashboard or the command line; `app`: by an app a member connected by OAuth (a hosted agent).',
+        }),
         name: z.string().nullable().meta({
           description:
             'For `key`: the key\'s name (its current one; a revoked key keeps it; the name it had then once the key no longer exists). ' +
-            'For `member`: the member\'s name; null once that user no longer exists.',
+            'For `member`: the member\'s name; null once that user no longer exists. For `app`: the app\'s name as its member allowed it.',
         }),
         apiKeyId: uuid.nullable().meta({ description: 'For `key`: the key (as GET /api-keys lists it); null once it no longer exists, and for `member`.' }),
       })
       .nullable()
-      .meta({ description: 'How the post was written: with which API key, or by a member. Null for posts written before Postwise recorded it.' }),
+      .meta({ description: 'How the post was written: with which API key, by a member, or by a connected app. Null for posts written before Postwise recorded it.' }),
   })
   .meta({ id: 'Post' });
 
 export type PostOutput = z.input<typeof Post>;
 
 /**
- * How a post records who wrote it (migration 027): with an API key (the key, and its name then, kept should the key's
- * row go), or as a member (the dashboard, a signed-in command line, the admin command acting for a member).
+ * How a post records who wrote it (migrations 027 and 028): with an API key or by a connected app (the key or the
+ * connection, and its name then, kept should its row go), or as a member (the dashboard, a signed-in command line, the
+ * admin command acting for a member).
  */
-export const writtenBy = (principal: Principal) =>
-  principal.kind === 'apiKey'
-    ? { createdByKind: 'key', apiKeyId: principal.keyId, apiKeyName: principal.keyName }
-    : { createdByKind: 'member', apiKeyId: null, apiKeyName: null };
+export const writtenBy = (principal: Principal) => {
+  const none = { apiKeyId: null, apiKeyName: null, oauthConnectionId: null, appName: null };
+  if (principal.kind === 'apiKey') return { ...none, createdByKind: 'key', apiKeyId: principal.keyId, apiKeyName: principal.keyName };
+  if (principal.kind === 'connection') return { ...none, createdByKind: 'app', oauthConnectionId: principal.connectionId, appName: principal.appName };
+  return { ...none, createdByKind: 'member' };
+};
 
 /**
  * The Schedule fields of a row `s` of schedules, as the select list of a subquery whose row becomes the JSON
@@ -220,6 +225,7 @@ async function renderPosts(db: Sql, storage: Storage, workspaceId: string, ids: 
           CASE p.created_by_kind
             WHEN 'key' THEN json_build_object('kind', 'key', 'name', coalesce(k.name, p.api_key_name), 'apiKeyId', k.id)
             WHEN 'member' THEN json_build_object('kind', 'member', 'name', u.name, 'apiKeyId', NULL)
+            WHEN 'app' THEN json_build_object('kind', 'app', 'name', p.app_name, 'apiKeyId', NULL)
           END AS "createdBy"
       ) api
       WHERE p.id = ANY(${ids}::uuid[]) AND p.organization_id = ${workspaceId}`,

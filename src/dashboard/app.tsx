@@ -6,6 +6,7 @@ import { Layout, PublicLayout } from './components/layout.js';
 import { Loading, type PageProps } from './components/page.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { ApprovalsPage } from './pages/approvals.js';
+import { AuthorizePage } from './pages/authorize.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import { CalendarPage } from './pages/calendar.js';
 import { ChannelsPage } from './pages/channels.js';
@@ -24,12 +25,18 @@ import { navigate, safeNext, useLocation } from './router.js';
 const PUBLIC_PAGES = new Set(['/login', '/setup', '/invite']);
 /** `/posts/{id}`: a post opened in the composer. */
 const POST_PATH = /^\/posts\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+/** `/authorize/{uid}`: an app asking to connect (OAuth consent), in the focused frame so the member decides on that alone. */
+const AUTHORIZE_PATH = /^\/authorize\/([^/]+)$/;
 
 export function App() {
   const url = useLocation();
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [loadError, setLoadError] = useState<string>();
 
+  const signedOut = () => {
+    setSession(null);
+    setCsrfToken('');
+  };
   const load = async () => {
     setLoadError(undefined);
     const result = await getSession();
@@ -39,10 +46,7 @@ export function App() {
   };
   useEffect(() => {
     void load();
-    whenSignedOut(() => {
-      setSession(null);
-      setCsrfToken('');
-    });
+    whenSignedOut(signedOut);
   }, []);
 
   const path = url.pathname.replace(/\/+$/, '') || '/';
@@ -91,6 +95,15 @@ export function App() {
         ) : (
           <LoginPage onSignedIn={(next) => signedIn(next, safeNext(url.searchParams.get('next')))} />
         )}
+      </PublicLayout>
+    );
+  }
+
+  const authorizing = AUTHORIZE_PATH.exec(path);
+  if (authorizing) {
+    return (
+      <PublicLayout>
+        <AuthorizePage uid={authorizing[1]!} onSignedOut={signedOut} />
       </PublicLayout>
     );
   }

@@ -10,6 +10,7 @@ import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE, statusOf, type ErrorCode } from '.
 import type { Operation } from '../registry/operation.js';
 import type { Outcome, Pipeline } from '../registry/pipeline.js';
 import type { Surface } from '../registry/usage.js';
+import type { BearerOutcome } from '../oauth/bearer.js';
 import { sendJson } from './json.js';
 import { retryAfterSeconds, setRateLimitHeaders } from './rate-limit-headers.js';
 
@@ -30,17 +31,24 @@ export interface HttpDependencies {
   mcpGuard: RequestHandler;
   /** TRUST_PROXY (src/process/config.ts). */
   trustProxy: boolean | number | string;
+  /**
+   * OAuth (src/oauth), where the service offers it (HTTPS, or a loopback address): a bearer token's caller, and the
+   * challenge a 401 carries (where to find the authorization server). Without it, only keys and sessions.
+   */
+  oauth?: { authenticate(header: string, surface: Surface): Promise<BearerOutcome>; challenge(surface: Surface): string };
   /** Pages outside /api/v1 and the registry (the dashboard, its sign-in endpoints, the connect pages), served as they are. */
   pages?: RequestHandler;
 }
 
 const BODY_LIMIT = '1mb';
+const KEY_REQUIRED = 'A valid API key is required in the x-api-key header';
+const KEY_OR_TOKEN_REQUIRED = `${KEY_REQUIRED}, or an OAuth access token (Authorization: Bearer; the WWW-Authenticate header says where to get one)`;
 
 /**
  * REST under /api/v1 and MCP at /mcp, both generated from the registry. Order matters: authentication comes
  * before body parsing and routing, so a caller without a valid key learns nothing about what exists.
  */
-export function createHttpApp({ authenticateKey, authenticateSession, forgeryRefusal, trustProxy, logger, operations, pipeline, openApiJson, mcp, mcpGuard, pages }: HttpDependencies) {
+export function createHttpApp({ authenticateKey, authenticateSession, forgeryRefusal, trustProxy, logger, operations, pipeline, openApiJson, mcp, mcpGuard, oauth, pages }: HttpDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -51,16 +59,33 @@ export function createHttpApp({ authenticateKey, authenticateSession, forgeryRef
 
   /**
    * Puts the caller and the surface in `res.locals`, or answers 401. A request with `x-api-key` is judged by its key
-   * alone; REST without one may instead come from a dashboard session (its cookie), whose state-changing requests
-   * must also pass the forgery check. MCP takes keys only.
+   * alone; else one with `Authorization: Bearer` by its OAuth access token alone (for this surface's resource); REST
+   * without either may come from a dashboard session (its cookie), whose state-changing requests must also pass the
+   * forgery check. A 401 says, in its header, where an OAuth client gets a token, and in words that a key works too.
    */
   const authenticate =
     (surface: Surface): RequestHandler =>
     async (req, res, next) => {
       const key = req.header('x-api-key');
-      const session = key === undefined && surface === 'api' ? await authenticateSession(req) : null;
-      const principal: Principal | null = session ?? (await authenticateKey(key));
-      if (!principal) return void sendError(res, 'UNAUTHORIZED', 'A valid API key is required in the x-api-key header');
+      const authorization = key === undefined ? req.header('authorization') : undefined;
+      let session: SessionPrincipal | null = null;
+      let principal: Principal | null;
+      if (oauth && authorization !== undefined && /^bearer\s/i.test(authorization)) {
+        const outcome = await oauth.authenticate(authorization, surface);
+        if ('challenge' in outcome) {
+          res.set('www-authenticate', outcome.challenge);
+          return void sendError(res, 'UNAUTHORIZED', `${outcome.description}. ${KEY_OR_TOKEN_REQUIRED}`);
+        }
+        principal = outcome.principal;
+      } else {
+        session = key === undefined && surface === 'api' ? await authenticateSession(req) : null;
+        principal = session ?? (await authenticateKey(key));
+      }
+      if (!principal) {
+        if (!oauth) return void sendError(res, 'UNAUTHORIZED', KEY_REQUIRED);
+        res.set('www-authenticate', oauth.challenge(surface));
+        return void sendError(res, 'UNAUTHORIZED', KEY_OR_TOKEN_REQUIRED);
+      }
       const refusal = session && forgeryRefusal(req, session);
       if (refusal) return void sendError(res, 'CSRF_REJECTED', refusal);
       res.locals.principal = principal;

@@ -30,6 +30,7 @@ export const DASHBOARD_PAGES = [
   '/settings/webhooks',
   '/settings/members',
   '/settings/workspace',
+  '/authorize/:uid',
 ];
 
 const ASSET_PREFIX = '/dashboard/assets/';
@@ -233,7 +234,7 @@ async function readManifest(directory: string): Promise<Pick<DashboardBuild, 'sc
 
 /**
  * What the build depends on: every file of src/dashboard, the shared modules it imports (src/platforms' rules.ts and
- * facets.ts, operations/events/types.ts), this file (the build options), and the versions of esbuild and of the bundled packages. The same sources give the same hash on every machine.
+ * facets.ts, operations/events/types.ts, src/oauth/scopes.ts), this file (the build options), and the versions of esbuild and of the bundled packages. The same sources give the same hash on every machine.
  */
 async function sourceHash(): Promise<string> {
   const hash = createHash('sha256');
@@ -243,7 +244,7 @@ async function sourceHash(): Promise<string> {
     const manifest = await readFile(join(projectRoot, 'node_modules', name, 'package.json'), 'utf8').catch(() => '{}');
     hash.update(`${name} ${(JSON.parse(manifest) as { version?: string }).version ?? 'unknown'}\n`);
   }
-  const shared = ['../platforms/rules.ts', '../platforms/facets.ts', '../../operations/events/types.ts'].map((name) => fileURLToPath(new URL(name, import.meta.url)));
+  const shared = ['../platforms/rules.ts', '../platforms/facets.ts', '../../operations/events/types.ts', '../oauth/scopes.ts'].map((name) => fileURLToPath(new URL(name, import.meta.url)));
   const files = [fileURLToPath(import.meta.url), ...shared, ...(await filesUnder(sourceDir))];
   for (const file of files) {
     hash.update(`${relative(projectRoot, file)}\n`);

@@ -3,6 +3,7 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObj
 import { errorCatalogue, type ErrorCode } from '../registry/errors.js';
 import { idempotencyKey } from '../registry/idempotency.js';
 import { declaredErrors, type Operation } from '../registry/operation.js';
+import { SCOPES, scopeOf } from '../oauth/scopes.js';
 
 /** The OpenAPI 3.1 document of the public operations, generated once from the registry. */
 export function openApiDocument(operations: readonly Operation[], version: string) {
@@ -30,6 +31,13 @@ export function openApiDocument(operations: readonly Operation[], version: strin
     components: {
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A workspace API key (`pw_...`).' },
+        oauth2: {
+          type: 'oauth2',
+          description:
+            'An OAuth 2.1 access token of an app a member connected (authorization code with PKCE, `resource` set to this API: ' +
+            'docs/mcp.md "Connect from a hosted agent"). Where the service offers OAuth (HTTPS, or a loopback address).',
+          flows: { authorizationCode: { authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: { ...SCOPES } } },
+        },
       },
     },
     paths,
@@ -68,6 +76,7 @@ function describeOperation(operation: Operation): ZodOpenApiOperationObject {
   return {
     operationId: operation.id,
     summary: operation.summary,
+    security: [{ apiKey: [] }, { oauth2: [scopeOf(operation)] }],
     ...(operation.description && { description: operation.description }),
     tags: [operation.path.split('/')[1]!],
     ...((path || query || operation.idempotent) && {

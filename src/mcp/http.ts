@@ -192,7 +192,13 @@ function plain2026ToolCall(req: Request): { params: CallToolRequest['params']; i
 }
 
 /** What the SDK carries to a handler of who calls (`ctx.http.authInfo`): the key was checked before, so no token. */
-const authInfoOf = (principal: Principal, sessionId?: string) => ({ token: '', clientId: principal.kind, scopes: [], extra: { principal, sessionId } });
+/** What the SDK carries of the caller (the token itself is never handed on): a connected app's name and scopes, else the kind. */
+const authInfoOf = (principal: Principal, sessionId?: string) => ({
+  token: '',
+  clientId: principal.kind === 'connection' ? principal.appName : principal.kind,
+  scopes: principal.kind === 'connection' ? [...principal.scopes] : [],
+  extra: { principal, sessionId },
+});
 
 /** Who makes a tool call that came over HTTP: the transport hands the authenticated principal along. */
 export const principalOfHttpCall: PrincipalOf = async (authInfo) => (authInfo?.extra?.principal as Principal | undefined) ?? null;

@@ -28,8 +28,9 @@ export const newSessionId = (): string => `mcp_${randomBytes(18).toString('base6
 /** Visible ASCII, as the specification asks of a session id; bounded, since it is stored. */
 export const isSessionId = (value: string): boolean => /^[\x21-\x7e]{1,128}$/.test(value);
 
-/** Who may use a session's subscriptions: the key (or member) that made them, in its workspace. */
-const holderOf = (principal: Principal): string => (principal.kind === 'apiKey' ? `key:${principal.keyId}` : `user:${principal.userId}`);
+/** Who may use a session's subscriptions: the key, connected app or member that made them, in its workspace. */
+const holderOf = (principal: Principal): string =>
+  principal.kind === 'apiKey' ? `key:${principal.keyId}` : principal.kind === 'connection' ? `app:${principal.connectionId}` : `user:${principal.userId}`;
 
 export async function subscribe(db: Database, sessionId: string, principal: Principal, uri: string): Promise<void> {
   await db`

@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import http, { type IncomingMessage } from 'node:http';
+import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { fileTypeFromBuffer } from 'file-type';
@@ -36,6 +36,8 @@ export interface RemoteFetchOptions {
   signal?: AbortSignal;
   /** Hosts reached even when their address is not public (see above); default none. */
   allowHosts?: readonly string[];
+  /** The Accept header; default `image/*` (import from URL). */
+  accept?: string;
 }
 
 export interface RemoteFile {
@@ -44,6 +46,8 @@ export interface RemoteFile {
   contentType: string | null;
   /** The URL the bytes came from, after redirects. */
   finalUrl: string;
+  /** The response's headers (a client metadata document's Cache-Control sets how long it is kept). */
+  headers: IncomingHttpHeaders;
 }
 
 /** Why a fetch was refused or failed; the message says the same in words, naming the host, never the whole URL. */
@@ -84,7 +88,7 @@ export async function fetchRemoteFile(url: string, options: RemoteFetchOptions):
     for (let redirects = 0; ; redirects++) {
       const response = await open(target, allowed.some((entry) => entry.matches(target)), signal, {
         method: 'GET',
-        headers: { accept: 'image/*', 'user-agent': 'Postwise-media-import' },
+        headers: { accept: options.accept ?? 'image/*', 'user-agent': 'Postwise-media-import' },
       });
       const status = response.statusCode ?? 0;
       if (REDIRECT_STATUSES.has(status) && response.headers.location !== undefined) {
@@ -100,7 +104,7 @@ export async function fetchRemoteFile(url: string, options: RemoteFetchOptions):
         throw new RemoteFetchError('UPSTREAM_STATUS', `${target.host} answered HTTP ${status}.`);
       }
       const bytes = await readCapped(response, options.maxBytes, target);
-      return { bytes, contentType: response.headers['content-type'] ?? null, finalUrl: target.href };
+      return { bytes, contentType: response.headers['content-type'] ?? null, finalUrl: target.href, headers: response.headers };
     }
   } catch (error) {
     if (error instanceof RemoteFetchError) throw error;

@@ -28,6 +28,8 @@ export interface Config {
    * TLS-terminating proxy over HTTPS gets a `Secure` session cookie and sign-in limits count the client's address. Off by default.
    */
   trustProxy: boolean | number | string;
+  /** How long an OAuth access token of a connected app lasts (src/oauth/provider.ts); its refresh token renews it. */
+  oauthAccessTokenSeconds: number;
   /** The PDS a Bluesky account is on when the connect form names none. */
   blueskyServiceUrl: string;
   /** LinkedIn's OAuth client and API (src/platforms/linkedin.ts); LinkedIn cannot be connected while clientId is unset. */
@@ -98,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: env.PUBLIC_URL ? baseUrl(env, 'PUBLIC_URL', '') : undefined,
     allowedOrigins: originList(env, 'ALLOWED_ORIGINS'),
     trustProxy: trustProxy(env.TRUST_PROXY),
+    oauthAccessTokenSeconds: integer(env, 'OAUTH_ACCESS_TOKEN_SECONDS', 3600),
     blueskyServiceUrl: baseUrl(env, 'BLUESKY_SERVICE_URL', 'https://bsky.social'),
     linkedin: {
       clientId: env.LINKEDIN_CLIENT_ID || undefined,

@@ -8,6 +8,7 @@ import { claim, idempotencyKey } from './idempotency.js';
 import { rateLimitedMessage, type RateLimiter, type RateLimitState } from './rate-limit.js';
 import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE, OperationError, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
 import type { Operation } from './operation.js';
+import { SCOPES, scopeOf } from '../oauth/scopes.js';
 
 /** A call's raw input: REST hands over its parts separately, MCP one object of arguments. */
 export type RawInput =
@@ -73,9 +74,13 @@ export class Pipeline {
   }
 
   private async execute({ operation, principal, input }: Call): Promise<Outcome> {
-    // An internal operation is, to a key, indistinguishable from one that does not exist.
-    if (!operation || (principal.kind === 'apiKey' && operation.visibility !== 'public')) {
+    // An internal operation is, to a key or a connected app, indistinguishable from one that does not exist.
+    if (!operation || (programmatic(principal) && operation.visibility !== 'public')) {
       return failure('NOT_FOUND', NOT_FOUND_MESSAGE);
+    }
+    if (principal.kind === 'connection' && !principal.scopes.includes(scopeOf(operation))) {
+      const scope = scopeOf(operation);
+      return failure('FORBIDDEN', `${principal.appName} was not allowed to ${SCOPES[scope].toLowerCase()} (${scope}); disconnect it and connect it again to allow it`);
     }
     if (operation.ownerOnly && !(await isOwner(this.app.db, principal))) {
       return failure('FORBIDDEN', `Only the owner of this workspace may do this (${operation.summary.toLowerCase()})`);
@@ -129,10 +134,11 @@ export class Pipeline {
   }
 
   private account(principal: Principal, surface: Surface | 'admin', operation: Operation | undefined, status: number) {
-    if (principal.kind !== 'apiKey' || surface === 'admin') return;
+    if (!programmatic(principal) || surface === 'admin') return;
     this.usage.record({
       organizationId: principal.workspaceId,
-      apiKeyId: principal.keyId,
+      apiKeyId: principal.kind === 'apiKey' ? principal.keyId : null,
+      connectionId: principal.kind === 'connection' ? principal.connectionId : null,
       surface,
       operation: operation?.visibility === 'public' ? operation.id : null,
       status,
@@ -140,6 +146,10 @@ export class Pipeline {
     });
   }
 }
+
+/** A key or a connected app: public operations only, usage counted. */
+const programmatic = (principal: Principal): principal is Extract<Principal, { kind: 'apiKey' | 'connection' }> =>
+  principal.kind === 'apiKey' || principal.kind === 'connection';
 
 function failure(code: ErrorCode, message: string): Outcome {
   return { ok: false, status: statusOf(code), body: { code, message } };

@@ -16,6 +16,7 @@ export type Bucket = 'programmatic' | 'browser';
 export function bucketOf(principal: Principal): Bucket | undefined {
   switch (principal.kind) {
     case 'apiKey':
+    case 'connection':
       return 'programmatic';
     case 'session':
       return 'browser';

@@ -5,7 +5,9 @@ export type Surface = 'api' | 'mcp';
 
 export interface UsageEvent {
   organizationId: string;
-  apiKeyId: string;
+  /** The key called with, or the connected app calling (src/oauth): one of the two. */
+  apiKeyId: string | null;
+  connectionId: string | null;
   surface: Surface;
   /** The public operation called, or null when the call reached none (unknown path, unreadable body). */
   operation: string | null;
@@ -14,7 +16,7 @@ export interface UsageEvent {
 }
 
 /**
- * Records every key-authenticated call without a database round trip on the call's own path: events are
+ * Records every call of a key or a connected app without a database round trip on the call's own path: events are
  * buffered in memory and written in one multi-row INSERT every `flushMs`, or sooner when the buffer fills.
  * A crash loses at most the last interval's events.
  */
@@ -45,8 +47,9 @@ export class UsageRecorder {
       const events = this.buffer;
       this.buffer = [];
       try {
-        // Each key's latest call, for the Developer API page: one row per key, however many calls it made.
-        const lastUse = new Map(events.map((e) => [e.apiKeyId, e.createdAt.toISOString()]));
+        // Each key's and app's latest call, for the Developer API page: one row each, however many calls it made.
+        const lastUse = new Map(events.flatMap((e) => (e.apiKeyId ? [[e.apiKeyId, e.createdAt.toISOString()] as const] : [])));
+        const lastAppUse = new Map(events.flatMap((e) => (e.connectionId ? [[e.connectionId, e.createdAt.toISOString()] as const] : [])));
         await this.db.begin(async (tx) => {
           // The keys' rows first, locked in id order (FOR NO KEY UPDATE, which the events' foreign keys do not wait
           // for), so two processes' flushes cannot deadlock on them.
@@ -55,13 +58,24 @@ export class UsageRecorder {
             FROM unnest(${[...lastUse.keys()]}::uuid[], ${[...lastUse.values()]}::timestamptz[]) AS used (id, at)
             WHERE k.id = used.id
               AND k.id IN (SELECT id FROM api_keys WHERE id = ANY(${[...lastUse.keys()]}::uuid[]) ORDER BY id FOR NO KEY UPDATE)`;
-          // Six array parameters rather than six per row: one small statement to parse, whatever the batch size.
+          if (lastAppUse.size > 0) {
+            await tx`
+              UPDATE oauth_connections c SET last_used_at = greatest(c.last_used_at, used.at)
+              FROM unnest(${[...lastAppUse.keys()]}::text[], ${[...lastAppUse.values()]}::timestamptz[]) AS used (id, at)
+              WHERE c.id = used.id
+                AND c.id IN (SELECT id FROM oauth_connections WHERE id = ANY(${[...lastAppUse.keys()]}::text[]) ORDER BY id FOR NO KEY UPDATE)`;
+          }
+          // An array parameter per column rather than one per row: one small statement to parse, whatever the batch size.
           await tx`
-            INSERT INTO usage_events (organization_id, api_key_id, surface, operation, status, created_at)
-            SELECT * FROM unnest(
-              ${events.map((e) => e.organizationId)}::uuid[], ${events.map((e) => e.apiKeyId)}::uuid[],
+            INSERT INTO usage_events (organization_id, api_key_id, oauth_connection_id, surface, operation, status, created_at)
+            SELECT e.organization_id, e.api_key_id, c.id, e.surface, e.operation, e.status, e.created_at
+            FROM unnest(
+              ${events.map((e) => e.organizationId)}::uuid[], ${events.map((e) => e.apiKeyId)}::uuid[], ${events.map((e) => e.connectionId)}::text[],
               ${events.map((e) => e.surface)}::text[], ${events.map((e) => e.operation)}::text[],
-              ${events.map((e) => e.status)}::int[], ${events.map((e) => e.createdAt.toISOString())}::timestamptz[])`;
+              ${events.map((e) => e.status)}::int[], ${events.map((e) => e.createdAt.toISOString())}::timestamptz[]
+            ) AS e (organization_id, api_key_id, connection_id, surface, operation, status, created_at)
+            -- A connection disconnected since its call is deleted (a key is only revoked): its calls still count, unnamed.
+            LEFT JOIN oauth_connections c ON c.id = e.connection_id`;
         });
       } catch (error) {
         this.logger.error('usage events could not be written; they are dropped', { count: events.length, error });

@@ -12,6 +12,10 @@ import type { Logger } from '../process/logger.js';
 import { connectMcpOverHttp, mcpOriginGuard, principalOfHttpCall } from '../mcp/http.js';
 import { createMcpServer } from '../mcp/server.js';
 import { StartupError } from '../process/startup.js';
+import { authorizationServer } from '../oauth/provider.js';
+import { bearerAuthenticator, noCredentialsChallenge } from '../oauth/bearer.js';
+import { oauthOffered } from '../oauth/resource.js';
+import { oauthRoutes } from '../http/oauth.js';
 import { startWorker, type Worker } from '../worker/index.js';
 
 export interface Service {
@@ -62,7 +66,22 @@ async function serveHttp(core: Core, config: Config, beforeClose: (() => void)[]
   beforeClose.push(mcp.close);
   const publicUrl = () => core.app.publicUrl;
   const pages = express.Router();
+  const oauth = oauthOffered(config.publicUrl ?? `http://${config.host}`)
+    ? authorizationServer({ db: core.app.db, logger: core.app.logger, secrets: core.app.secrets, publicUrl, trustProxy: Boolean(config.trustProxy), allowHosts: config.mediaFetchAllowHosts, accessTokenSeconds: config.oauthAccessTokenSeconds })
+    : undefined;
+  if (oauth) {
+    pages.use(oauthRoutes({
+      db: core.app.db,
+      server: oauth,
+      publicUrl,
+      sessionOf: (req) => sessionOf(core.app.db, req),
+      forgeryRefusal: (req, session) => forgeryRefusal(req, publicUrl(), session),
+    }));
+  } else {
+    core.app.logger.info('OAuth for hosted agents is off: it needs PUBLIC_URL on https (or the service on a loopback address); API keys work as always');
+  }
   pages.use(sessionRoutes({ db: core.app.db, publicUrl }), connectPages(core.app), await dashboardPages(core.app));
+  const bearer = oauth && bearerAuthenticator(core.app.db, oauth, publicUrl);
   const app = createHttpApp({
     authenticateKey: core.authenticate,
     authenticateSession: (req) => sessionOf(core.app.db, req),
@@ -73,6 +92,10 @@ async function serveHttp(core: Core, config: Config, beforeClose: (() => void)[]
     pipeline: core.pipeline,
     openApiJson: JSON.stringify(openApiDocument(core.operations, VERSION)),
     mcp,
+    oauth: bearer && {
+      authenticate: (header, surface) => bearer(header, surface),
+      challenge: (surface) => noCredentialsChallenge(publicUrl(), surface),
+    },
     mcpGuard: mcpOriginGuard({
       bindHost: config.host,
       publicUrl,

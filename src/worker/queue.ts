@@ -19,6 +19,7 @@ export const TASK = {
   deliverWebhook: 'deliver-webhook',
   warnExpiringTokens: 'warn-expiring-tokens',
   pruneEvents: 'prune-events',
+  pruneOAuth: 'prune-oauth',
   recycleEvergreen: 'recycle-evergreen',
   recycleRule: 'recycle-rule',
 } as const;
@@ -147,6 +148,7 @@ export const CRONTAB = [
   `*/10 * * * * ${TASK.expirePendingSelections}`,
   `* * * * * ${TASK.compactPostFacetCounts}`,
   `17 * * * * ${TASK.pruneEvents}`,
+  `37 * * * * ${TASK.pruneOAuth}`,
   `7 * * * * ${TASK.warnExpiringTokens}`,
   `*/10 * * * * ${TASK.recycleEvergreen}`,
 ].join('\n');

@@ -5,6 +5,7 @@ import deliverWebhook from './deliver-webhook.js';
 import expirePendingSelections from './expire-pending-selections.js';
 import mediaVariants from './media-variants.js';
 import pruneEvents from './prune-events.js';
+import pruneOAuth from './prune-oauth.js';
 import publishSchedule from './publish-schedule.js';
 import recycleEvergreen from './recycle-evergreen.js';
 import recycleRule from './recycle-rule.js';
@@ -21,6 +22,7 @@ const TASKS = [
   expirePendingSelections,
   compactPostFacetCounts,
   pruneEvents,
+  pruneOAuth,
   deliverWebhook,
   warnExpiringTokens,
   recycleEvergreen,

@@ -8,14 +8,15 @@ import { Loading, Page, refocusIfLost, type PageProps } from '../components/page
 import { Table, type Column } from '../components/table.js';
 import { formatDate, formatDateTime } from '../format.js';
 import { useAction, useLoad } from '../hooks.js';
+import { ConnectedApps } from './connected-apps.js';
 
 type ApiKey = Schema<'ApiKey'>;
 type CreatedKey = Schema<'CreatedApiKey'>;
 
 const STATUS_LABELS: Record<ApiKey['status'], string> = { active: 'Active', expired: 'Expired', revoked: 'Revoked' };
 
-/** The Developer API: where to call, how to configure an MCP client, and the workspace's keys. */
-export function ApiKeysPage(_props: PageProps) {
+/** The Developer API: where to call, how to configure an MCP client, the workspace's keys and its connected apps. */
+export function ApiKeysPage({ session }: PageProps) {
   const keys = useLoad(() => call(api.GET('/api-keys', { params: { query: { limit: 100 } } })));
   const [created, setCreated] = useState<CreatedKey>();
   const [revoking, setRevoking] = useState<ApiKey>();
@@ -79,6 +80,7 @@ export function ApiKeysPage(_props: PageProps) {
         {keys.data && <Table caption="API keys of the workspace, newest first" columns={columns} rows={keys.data.items} rowKey={(key) => key.id} empty="No keys yet." />}
         {keys.data?.nextCursor && <p class="hint">Showing the newest 100 keys.</p>}
       </section>
+      <ConnectedApps session={session} />
       <Connecting apiKey={created?.key} />
       <Dialog
         open={!!revoking}

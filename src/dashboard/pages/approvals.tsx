@@ -19,7 +19,7 @@ export function ApprovalsPage(_props: PageProps) {
   return (
     <Page
       title="Approvals"
-      intro="Posts that wait for a person before they publish: written under the workspace's approval rule, or with an API key that requires approval. Nothing of theirs publishes, and no quota is spent, until one is approved."
+      intro="Posts that wait for a person before they publish: written under the workspace's approval rule, or with an API key or by a connected app that requires approval. Nothing of theirs publishes, and no quota is spent, until one is approved."
     >
       <p role="status" class="success">
         {done}
@@ -50,8 +50,9 @@ function PendingPost({ post, onReviewed }: { post: Post; onReviewed: (message: s
   const [note, setNote] = useState('');
   const review = useAction();
   const author = post.user?.name ?? 'a former member';
-  // The key an agent or a script wrote it with: what an approver most wants to know about a post they did not write.
+  // The key or connected app an agent or a script wrote it with: what an approver most wants to know about a post they did not write.
   const key = post.createdBy?.kind === 'key' ? post.createdBy : undefined;
+  const app = post.createdBy?.kind === 'app' ? post.createdBy : undefined;
   const headingId = `post-${post.id}`;
   const noteId = `note-${post.id}`;
   const roots = post.schedules.filter((schedule) => schedule.threadOrder === 0);
@@ -82,6 +83,11 @@ function PendingPost({ post, onReviewed }: { post: Post; onReviewed: (message: s
         <p class="hint" data-api-key-id={key.apiKeyId ?? undefined}>
           Written with the API key <strong>{key.name}</strong>
           {!key.apiKeyId && ' (a key since deleted)'}
+        </p>
+      )}
+      {app && (
+        <p class="hint">
+          Written by the connected app <strong>{app.name}</strong>
         </p>
       )}
       <ul class="approval-channels">
