@@ -12,11 +12,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const sources = `${root}src/cli/`;
 const cacheDir = `${root}node_modules/.cache/postwise-cli/`;
+/** The modules outside src/cli that the client shares with the server (.dependency-cruiser.mjs: cli-shared-modules-are-leaves). */
+const shared = ['src/db/file-lock.ts', 'src/process/startup.ts'];
 
 async function bundled() {
   const esbuild = await import('esbuild');
   const hash = createHash('sha256').update(`esbuild ${esbuild.version}\n`);
   for (const name of readdirSync(sources).sort()) hash.update(`${name}\n`).update(readFileSync(sources + name));
+  for (const name of shared) hash.update(`${name}\n`).update(readFileSync(root + name));
   // The bundle holds package.json's version (postwise --version).
   hash.update(readFileSync(`${root}package.json`));
   const file = `${cacheDir}${hash.digest('hex').slice(0, 16)}.mjs`;
@@ -32,6 +35,8 @@ async function bundled() {
     format: 'esm',
     target: 'node20',
     logLevel: 'silent',
+    // Loaded from node_modules when a browser is to be opened (login --web): it finds its own files beside it.
+    external: ['open'],
     // The CommonJS packages inside (commander, qs) require Node's modules.
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   });

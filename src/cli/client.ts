@@ -3,8 +3,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import qs from 'qs';
 import { CliFailure, EXIT, exitCodeOf } from './failure.js';
 
-/** Who the client acts as: an API key (public operations), or a dashboard session (every operation of the member). */
-export type Credentials = { apiKey: string } | { session: { token: string; csrfToken: string } } | undefined;
+/** Who the client acts as: an API key or an app sign-in (public operations), or a dashboard session (every operation of the member). */
+export type Credentials = { apiKey: string } | { session: { token: string; csrfToken: string } } | { oauth: TokenSource } | undefined;
+
+/** The access token of an app sign-in (`postwise login --web`, src/cli/oauth.ts), renewed as it lapses. */
+export interface TokenSource {
+  /** The token to send now: renewed first when it is about to lapse. */
+  token(): Promise<string>;
+  /** A new token after the server refused `rejected` (401 invalid_token); throws, saying to sign in again, when there is none. */
+  refresh(rejected: string): Promise<string>;
+  /** The failure for a token refused even once renewed. */
+  refused(): CliFailure;
+}
 
 export interface ClientOptions {
   baseUrl: string;
@@ -56,7 +66,10 @@ export async function send(options: ClientOptions, call: Call): Promise<Answer> 
   }
   // A GET, or a create under its key, may be sent again when its answer was lost; anything else might act twice.
   const repeatable = call.method === 'GET' || call.idempotencyKey !== undefined;
+  const oauth = options.credentials && 'oauth' in options.credentials ? options.credentials.oauth : undefined;
+  let renewed = false;
   for (let attempt = 0; ; attempt++) {
+    if (oauth) headers.authorization = `Bearer ${await oauth.token()}`;
     options.trace?.(`> ${call.method} ${url}`);
     for (const [name, value] of Object.entries(headers)) options.trace?.(`> ${name}: ${SECRET_HEADERS.has(name) ? '(hidden)' : value}`);
     let response: Response;
@@ -81,6 +94,16 @@ export async function send(options: ClientOptions, call: Call): Promise<Answer> 
     const text = await response.text();
     options.trace?.(`< ${response.status} ${response.statusText}`);
     for (const [name, value] of response.headers) options.trace?.(`< ${name}: ${SECRET_HEADERS.has(name) ? '(hidden)' : value}`);
+    // A refused access token (lapsed early, or the clock off) is renewed and the call sent once more: a 401 is answered
+    // before anything is done, so even a create is sent again safely. Refused once renewed, the sign-in is over.
+    if (oauth && response.status === 401 && /\binvalid_token\b/.test(response.headers.get('www-authenticate') ?? '')) {
+      if (renewed) throw oauth.refused();
+      renewed = true;
+      options.trace?.('< the access token was refused; renewing it and sending again');
+      await oauth.refresh(headers.authorization!.slice('Bearer '.length));
+      attempt--;
+      continue;
+    }
     if (response.status === 429 && attempt < options.retries) {
       const wait = Number(response.headers.get('retry-after') ?? '1');
       if (Number.isFinite(wait) && wait <= MAX_RETRY_AFTER_SECONDS) {

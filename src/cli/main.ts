@@ -1,7 +1,8 @@
 /**
  * `postwise`: the command-line client (docs/cli.md). Its commands are made from src/cli/operations.json, which
  * tools/generate-client.ts writes from the operation registry: an operation added to the server is a command here
- * with no line written for it. It talks to a server over HTTP only, with a key or a dashboard session.
+ * with no line written for it. It talks to a server over HTTP only, with a key, an app sign-in (OAuth) or a
+ * dashboard session.
  */
 import { createInterface } from 'node:readline/promises';
 import { Writable } from 'node:stream';
@@ -13,7 +14,7 @@ import { CliFailure, EXIT, usage } from './failure.js';
 import { dataOption, flagsOf, inputOf, optionsOf, readData, readStdin, validate } from './flags.js';
 import { commandOf, operations, type CliOperation } from './manifest.js';
 import { itemsOf, nextPageQuery, readable } from './output.js';
-import { configPath, readConfig, writeConfig, type Profile } from './profiles.js';
+import { configPath, readConfig, updateConfig, type Profile } from './profiles.js';
 import { renderers } from './render.js';
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
@@ -48,25 +49,44 @@ function profileName(globals: GlobalOptions): string {
 
 /** The server, the credentials and the retries of this run: flags, then the environment, then the profile. */
 async function clientOf(globals: GlobalOptions, { needsCredentials = true } = {}): Promise<ClientOptions & { profile: Profile }> {
-  const profile = (await readConfig()).profiles[profileName(globals)] ?? {};
+  const name = profileName(globals);
+  const profile = (await readConfig()).profiles[name] ?? {};
+  const retries = Number(globals.retries);
+  if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw usage(`--retries: expected a whole number from 0 to 10, got "${globals.retries}"`);
+  const baseUrl = (globals.baseUrl ?? process.env.POSTWISE_BASE_URL ?? profile.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const trace = globals.verbose ? note : undefined;
   const apiKey = globals.apiKey ?? process.env.POSTWISE_API_KEY ?? profile.apiKey;
-  const credentials: Credentials = apiKey ? { apiKey } : profile.session ? { session: profile.session } : undefined;
+  let credentials: Credentials = apiKey ? { apiKey } : profile.session ? { session: profile.session } : undefined;
+  if (!apiKey && profile.oauth) {
+    // Its tokens are for the server it signed in to, and are sent nowhere else (--base-url or POSTWISE_BASE_URL naming another).
+    if (profile.baseUrl && profile.baseUrl !== baseUrl) {
+      if (needsCredentials) {
+        throw new CliFailure('NOT_LOGGED_IN', `Profile "${name}" is signed in to ${profile.baseUrl}, not ${baseUrl}: sign in there with \`postwise login --web --base-url ${baseUrl}\` (under another --profile to keep this one)`, EXIT.auth);
+      }
+    } else {
+      // Loaded only for an app sign-in: the MCP SDK's OAuth functions are not for every command's start.
+      const { signInTokens } = await import('./oauth.js');
+      credentials = { oauth: signInTokens({ profile: name, baseUrl, signIn: profile.oauth, trace }) };
+    }
+  }
   if (needsCredentials && !credentials) {
     throw new CliFailure(
       'NOT_LOGGED_IN',
-      `No credentials for profile "${profileName(globals)}": run \`postwise login\`, or give --api-key or POSTWISE_API_KEY`,
+      `No credentials for profile "${name}": run \`postwise login\` (or \`postwise login --web\`), or give --api-key or POSTWISE_API_KEY`,
       EXIT.auth,
     );
   }
-  const retries = Number(globals.retries);
-  if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw usage(`--retries: expected a whole number from 0 to 10, got "${globals.retries}"`);
-  return {
-    baseUrl: (globals.baseUrl ?? process.env.POSTWISE_BASE_URL ?? profile.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, ''),
-    credentials,
-    retries,
-    trace: globals.verbose ? note : undefined,
-    profile,
-  };
+  return { baseUrl, credentials, retries, trace, profile };
+}
+
+/**
+ * What reaches only the public operations, named for messages: a key, or an app sign-in (whose token's audience is the
+ * REST API; the server answers either's call of an internal operation 404). Undefined for a session, which reaches all.
+ */
+function publicOnly(credentials: Credentials): string | undefined {
+  if (credentials && 'apiKey' in credentials) return 'an API key';
+  if (credentials && 'oauth' in credentials) return 'an app sign-in (postwise login --web)';
+  return undefined;
 }
 
 /** The path with its parameters filled in from the input. */
@@ -87,13 +107,13 @@ async function print(globals: GlobalOptions, answer: { text: string; json: unkno
       const operation = operations.find((candidate) => candidate.id === id && candidate.method === 'GET');
       if (!operation) throw new Error(`${id}: not a GET operation of the registry`);
       // As for a command: a key's call of an internal operation is bound to fail (404), so it is not sent.
-      if (operation.visibility === 'internal' && reading.client.credentials && 'apiKey' in reading.client.credentials) {
+      if (operation.visibility === 'internal' && publicOnly(reading.client.credentials)) {
         throw new CliFailure('NEEDS_SESSION', `${id} needs a signed-in session`, EXIT.auth);
       }
       return succeeded(await send(reading.client, { method: 'GET', path: pathOf(operation, params) })).json;
     };
     const columns = process.stdout.columns || Number(process.env.COLUMNS) || 100;
-    const shown = await renderer(answer.json, { read, columns }).catch((error: unknown) => {
+    const shown = await renderer(answer.json, { read, columns, credentials: publicOnly(reading.client.credentials) }).catch((error: unknown) => {
       reading.client.trace?.(`(no reading of ${reading.operation.id}: ${error instanceof Error ? error.message : String(error)})`);
       return undefined;
     });
@@ -121,9 +141,10 @@ async function runOperation(operation: CliOperation, command: Command, positiona
   const client = await clientOf(globals);
   // The server answers a key's call of an internal operation with 404, saying nothing of its existence; the client knows
   // it exists, so it says what the command needs rather than sending a call bound to fail.
-  if (operation.visibility === 'internal' && client.credentials && 'apiKey' in client.credentials) {
+  const limited = publicOnly(client.credentials);
+  if (operation.visibility === 'internal' && limited) {
     const { resource, action } = commandOf(operation);
-    throw new CliFailure('NEEDS_SESSION', `postwise ${resource} ${action} needs a signed-in session: postwise login --email EMAIL (an API key reaches only the public commands)`, EXIT.auth);
+    throw new CliFailure('NEEDS_SESSION', `postwise ${resource} ${action} needs a signed-in session: postwise login --email EMAIL (${limited} reaches only the public commands)`, EXIT.auth);
   }
   if (files.length) {
     const { progressBar, uploadFile } = await import('./uploads.js');
@@ -219,20 +240,77 @@ function addUploadsPut(program: Command, completions: CompletionCommand[]) {
   completions.push({ resource: 'uploads', action: 'put', flags: put.options.map((option) => option.long!) });
 }
 
+const DEFAULT_WEB_TIMEOUT_SECONDS = 600;
+
+/** `An app sign-in (OAuth) to BASE as NAME <EMAIL>, profile "x"; workspace …`: what `login --web` and `whoami` say. */
+function appSignInLine(baseUrl: string, profile: string, me: unknown, workspace: Profile['workspace']): string {
+  const { name, email } = (me ?? {}) as { name?: string; email?: string };
+  const who = name || email ? ` as ${[name, email && `<${email}>`].filter(Boolean).join(' ')}` : '';
+  // A token cannot read the workspace (GET /workspace is a session's): named when the profile knows it.
+  const where = workspace?.name ? `, workspace "${workspace.name}"` : ', in the workspace chosen when it was allowed';
+  return `An app sign-in (OAuth, postwise login --web) to ${baseUrl}${who}${where}; profile "${profile}"`;
+}
+
+/** `postwise login --web`: the browser's sign-in (src/cli/oauth.ts), its tokens kept in the profile, then who it is. */
+async function loginWithBrowser(globals: GlobalOptions, client: ClientOptions, options: { email?: string; browser: boolean; timeout: string }) {
+  if (options.email) throw usage('--web and --email are two ways to sign in: give one');
+  if (globals.apiKey) throw usage('--web signs in without a key: leave out --api-key');
+  const timeoutSeconds = Number(options.timeout);
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 3600) throw usage(`--timeout: expected a whole number of seconds from 1 to 3600, got "${options.timeout}"`);
+  const name = profileName(globals);
+  const { signInTokens, signInWithBrowser } = await import('./oauth.js');
+  const signIn = await signInWithBrowser({ baseUrl: client.baseUrl, openBrowser: options.browser, timeoutSeconds, note, trace: client.trace });
+  const replaced = await updateConfig((config) => {
+    const former = config.profiles[name];
+    const profile: Profile = { ...former, baseUrl: client.baseUrl, oauth: signIn };
+    // One way in per profile; and the workspace of a former login may not be the one allowed now.
+    delete profile.apiKey;
+    delete profile.session;
+    delete profile.workspace;
+    config.profiles[name] = profile;
+    return former;
+  });
+  await endReplaced(replaced, client);
+  const credentials: Credentials = { oauth: signInTokens({ profile: name, baseUrl: client.baseUrl, signIn, fresh: true, trace: client.trace }) };
+  const me = succeeded(await send({ ...client, credentials }, { method: 'GET', path: '/users/me' })).json;
+  note(`Signed in. ${appSignInLine(client.baseUrl, name, me, undefined)}; saved in ${configPath()}`);
+}
+
+/** A login replacing an app sign-in disconnects it on the server, best effort: it would otherwise stay connected, unused. */
+async function endReplaced(former: Profile | undefined, client: ClientOptions): Promise<void> {
+  if (!former?.oauth || !former.baseUrl) return;
+  const { revokeSignIn } = await import('./oauth.js');
+  const failed = await revokeSignIn(former.baseUrl, former.oauth);
+  if (failed) client.trace?.(`(the former app sign-in could not be disconnected: ${failed})`);
+}
+
 function addAccountCommands(program: Command, completions: CompletionCommand[]) {
   const login = program
     .command('login')
     .description(
       'Check a key with GET /users/me and keep it in the profile (the key from --api-key, POSTWISE_API_KEY, or stdin so that it stays out of shell history); ' +
-        'with --email, sign in as a dashboard member instead (the password from stdin), which reaches internal operations too.',
+        'with --web, sign in in the browser instead (an app sign-in, OAuth: you allow the command line on the dashboard\'s consent page, and its tokens are kept and renewed here); ' +
+        'with --email, sign in as a dashboard member (the password from stdin), which reaches internal operations too.',
     )
+    .option('--web', 'sign in in the browser (OAuth): prints the page to open, and waits for it')
+    .option('--no-browser', 'with --web: only print the page, do not try to open a browser')
+    .option('--timeout <seconds>', 'with --web: how long to wait for the browser', String(DEFAULT_WEB_TIMEOUT_SECONDS))
     .option('--email <email>', 'sign in with a dashboard account; the password is read from stdin')
-    .action(async (options: { email?: string }, command: Command) => {
+    .addHelpText(
+      'after',
+      '\nAn app sign-in (--web) reaches the public commands, as a key does, with the permissions you allowed; its access token lasts an hour and is renewed ' +
+        'without a word, and it ends when you log out or disconnect "Postwise command line" in the dashboard (then: postwise login --web again).\n',
+    )
+    .action(async (options: { email?: string; web?: boolean; browser: boolean; timeout: string }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const name = profileName(globals);
       const client = await clientOf(globals, { needsCredentials: false });
+      if (options.web) return loginWithBrowser(globals, client, options);
+      const webOnly = ['browser', 'timeout'].filter((option) => command.getOptionValueSource(option) === 'cli');
+      if (webOnly.length) throw usage(`--${webOnly[0] === 'browser' ? 'no-browser' : 'timeout'} goes with --web`);
       const config = await readConfig();
       const profile: Profile = { ...(config.profiles[name] ?? {}), baseUrl: client.baseUrl };
+      delete profile.oauth;
       if (options.email) {
         const password = await readSecret('Password: ');
         const answer = succeeded(await send({ ...client, credentials: undefined }, { method: 'POST', path: '/auth/login', body: { email: options.email, password } }));
@@ -248,35 +326,52 @@ function addAccountCommands(program: Command, completions: CompletionCommand[]) 
         delete profile.session;
         Object.assign(profile, { apiKey }, me.organizationId ? { workspace: { id: me.organizationId, name: me.organizationName ?? '' } } : {});
       }
-      config.profiles[name] = profile;
-      await writeConfig(config);
+      const replaced = await updateConfig((latest) => {
+        const former = latest.profiles[name];
+        latest.profiles[name] = profile;
+        return former;
+      });
+      await endReplaced(replaced, client);
       note(`Logged in to ${client.baseUrl}${profile.workspace?.name ? ` (workspace "${profile.workspace.name}")` : ''} as profile "${name}", with ${profile.session ? 'a dashboard session' : 'an API key'}; saved in ${configPath()}`);
     });
   const logout = program
     .command('logout')
-    .description('Forget the profile\'s key or session (a session also ends on the server)')
+    .description('Forget the profile\'s key, session or app sign-in (a session ends on the server too, and an app sign-in is disconnected there: RFC 7009 revocation)')
     .action(async (_options: unknown, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const name = profileName(globals);
-      const config = await readConfig();
-      const profile = config.profiles[name];
+      const client = await clientOf(globals, { needsCredentials: false });
+      // Taken out of the file first (under its lock, so that no renewal puts a new pair back), then ended on the server.
+      const profile = await updateConfig((config) => {
+        const found = config.profiles[name];
+        const was = found && { ...found };
+        if (found) {
+          delete found.apiKey;
+          delete found.session;
+          delete found.oauth;
+        }
+        return was;
+      });
+      let ended = '';
       if (profile?.session) {
-        const client = await clientOf(globals, { needsCredentials: false });
         await send({ ...client, credentials: { session: profile.session } }, { method: 'POST', path: '/auth/logout', body: {} }).catch(() => undefined);
       }
-      if (profile) {
-        delete profile.apiKey;
-        delete profile.session;
-        await writeConfig(config);
+      if (profile?.oauth) {
+        const { revokeSignIn } = await import('./oauth.js');
+        const failed = await revokeSignIn(profile.baseUrl ?? client.baseUrl, profile.oauth);
+        ended = failed ? `; the server could not be told to disconnect the app sign-in (${failed}): disconnect "Postwise command line" in the dashboard` : '; the app sign-in was disconnected on the server';
       }
-      note(`Logged out of profile "${name}"`);
+      note(`Logged out of profile "${name}"${ended}`);
     });
   const whoami = program
     .command('whoami')
-    .description('Who the key or session is: GET /users/me (the same as `postwise users get`)')
+    .description('Who the key, session or app sign-in is: GET /users/me (the same as `postwise users get`); for an app sign-in, a line on stderr says so')
     .action(async (_options: unknown, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      await print(globals, succeeded(await send(await clientOf(globals), { method: 'GET', path: '/users/me' })));
+      const client = await clientOf(globals);
+      const answer = succeeded(await send(client, { method: 'GET', path: '/users/me' }));
+      if (client.credentials && 'oauth' in client.credentials) note(appSignInLine(client.baseUrl, profileName(globals), answer.json, client.profile.workspace));
+      await print(globals, answer);
     });
   const api = program
     .command('api')
@@ -301,7 +396,10 @@ function addAccountCommands(program: Command, completions: CompletionCommand[]) 
     .action(async (_options: unknown, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const client = await clientOf(globals);
-      if (!client.credentials || !('apiKey' in client.credentials)) throw new CliFailure('NOT_LOGGED_IN', 'MCP takes API keys only: log in with a key, or give --api-key or POSTWISE_API_KEY', EXIT.auth);
+      if (!client.credentials || !('apiKey' in client.credentials)) {
+        const why = client.credentials && 'oauth' in client.credentials ? ' (an app sign-in from `postwise login --web` is for the REST commands: its token is refused by /mcp)' : '';
+        throw new CliFailure('NOT_LOGGED_IN', `postwise mcp takes API keys only${why}: log in with a key (postwise login), or give --api-key or POSTWISE_API_KEY`, EXIT.auth);
+      }
       const { runMcpBridge } = await import('./mcp.js');
       await runMcpBridge({ baseUrl: client.baseUrl, headers: { 'x-api-key': client.credentials.apiKey }, verbose: client.trace });
     });
@@ -336,7 +434,7 @@ function addAccountCommands(program: Command, completions: CompletionCommand[]) 
 function buildProgram(): Command {
   const program = new Command('postwise')
     .version(packageJson.version, '-V, --version', 'print the version of this client')
-    .description('The command-line client of a Postwise server: every operation as `postwise <resource> <action>`, on the same key as REST and MCP (docs/cli.md).')
+    .description('The command-line client of a Postwise server: every operation as `postwise <resource> <action>`, on the same key as REST and MCP, or signed in in the browser with `postwise login --web` (docs/cli.md).')
     .option('--base-url <url>', `the server (POSTWISE_BASE_URL, or the profile's; ${DEFAULT_BASE_URL} unless given)`)
     .option('--api-key <key>', 'an API key (POSTWISE_API_KEY, or the profile\'s); prefer `postwise login`, which keeps it out of shell history')
     .option('--profile <name>', 'the profile to use (POSTWISE_PROFILE; "default" unless given)')

@@ -15,6 +15,8 @@ export interface RenderContext {
   read(operationId: string, params?: Record<string, string>): Promise<unknown>;
   /** The terminal's width in characters. */
   columns: number;
+  /** What the caller signed in with when it reaches only the public operations (`an API key`), for saying why a reading is in UTC. */
+  credentials?: string;
 }
 
 export type Renderer = (body: unknown, context: RenderContext) => Promise<string>;
@@ -78,7 +80,7 @@ async function zoneOf(context: RenderContext): Promise<Zone> {
     }
   } catch (error) {
     if (error instanceof CliFailure && error.code === 'NEEDS_SESSION') {
-      return { name: 'UTC', why: "an API key cannot read the workspace's time zone; a signed-in session can: postwise login --email" };
+      return { name: 'UTC', why: `${context.credentials ?? 'an API key'} cannot read the workspace's time zone; a signed-in session can: postwise login --email` };
     }
   }
   return { name: 'UTC', why: "the workspace's time zone could not be read" };
