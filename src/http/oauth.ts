@@ -45,27 +45,35 @@ export function oauthRoutes({ db, server, publicUrl, sessionOf, forgeryRefusal }
   });
   router.use(server.handle);
 
-  const member: RequestHandler[] = [express.json({ limit: '16kb' }), async (req, res, next) => {
+  /**
+   * What both consent calls need first: the member's session (with its csrf token, from this origin), the authorization
+   * being answered, and its app. A request Postwise refuses (no state, openid) is answered at once with where the page
+   * sends the browser back, the error with it.
+   */
+  const consentStep: RequestHandler[] = [express.json({ limit: '16kb' }), async (req, res, next) => {
     res.set('cache-control', 'no-store');
     const session = await sessionOf(req);
     if (!session) return void fail(res, 'UNAUTHORIZED', 'Sign in to the dashboard to connect an app');
-    const refusal = forgeryRefusal(req, session);
-    if (refusal) return void fail(res, 'CSRF_REJECTED', refusal);
-    res.locals.session = session;
+    const forgery = forgeryRefusal(req, session);
+    if (forgery) return void fail(res, 'CSRF_REJECTED', forgery);
+    const provider = await server.provider();
+    const details = await interactionOf(provider, req, res);
+    if (!details) return;
+    const finish = async (result: Parameters<typeof provider.interactionResult>[2]) =>
+      sendJson(res, 200, { redirectTo: await provider.interactionResult(req, res, result, { mergeWithLastSubmission: false }) });
+    const params = details.params as Record<string, string | undefined>;
+    const refusal = requestRefusal(params);
+    if (refusal) return void (await finish(refusal));
+    const client = await provider.Client.find(params.client_id ?? '');
+    if (!client) return void fail(res, 'NOT_FOUND', 'This app is no longer registered; start again from the app');
+    const step: ConsentStep = { session, provider, params, client, finish };
+    res.locals.consent = step;
     next();
   }];
 
   /** What the consent page shows: the app, where it sends the member back, the workspace, what it asks to do. */
-  router.get('/authorize/:uid/request', member, async (req: Request, res: Response) => {
-    const provider = await server.provider();
-    const details = await interactionOf(provider, req, res);
-    if (!details) return;
-    const session = res.locals.session as SessionPrincipal;
-    const params = details.params as Record<string, string | undefined>;
-    const refusal = requestRefusal(params);
-    if (refusal) return void sendJson(res, 200, { redirectTo: await provider.interactionResult(req, res, refusal, { mergeWithLastSubmission: false }) });
-    const client = await provider.Client.find(params.client_id ?? '');
-    if (!client) return void fail(res, 'NOT_FOUND', 'This app is no longer registered; start again from the app');
+  router.get('/authorize/:uid/request', consentStep, async (_req: Request, res: Response) => {
+    const { session, params, client } = res.locals.consent as ConsentStep;
     const redirect = new URL(params.redirect_uri ?? '');
     const [known] = await db<{ count: number }[]>`
       SELECT count(*)::int AS count FROM oauth_connections WHERE organization_id = ${session.workspaceId} AND client_id = ${client.clientId}`;
@@ -97,22 +105,12 @@ export function oauthRoutes({ db, server, publicUrl, sessionOf, forgeryRefusal }
   });
 
   /** Allow (with the scopes ticked and the approval rule) or deny: the page then goes where this says. */
-  router.post('/authorize/:uid/decision', member, async (req: Request, res: Response) => {
-    const provider = await server.provider();
-    const details = await interactionOf(provider, req, res);
-    if (!details) return;
-    const session = res.locals.session as SessionPrincipal;
-    const params = details.params as Record<string, string | undefined>;
+  router.post('/authorize/:uid/decision', consentStep, async (req: Request, res: Response) => {
+    const { session, provider, params, client, finish } = res.locals.consent as ConsentStep;
     const body = (req.body ?? {}) as { allow?: unknown; scopes?: unknown; postsNeedApproval?: unknown };
-    const finish = async (result: Parameters<typeof provider.interactionResult>[2]) =>
-      sendJson(res, 200, { redirectTo: await provider.interactionResult(req, res, result, { mergeWithLastSubmission: false }) });
-    const refusal = requestRefusal(params);
-    if (refusal) return void (await finish(refusal));
     if (body.allow !== true) return void (await finish({ error: 'access_denied', error_description: 'The member did not allow the app' }));
     const scopes = Array.isArray(body.scopes) ? body.scopes.filter((scope): scope is Scope => typeof scope === 'string' && isScope(scope)) : [];
     if (scopes.length === 0) return void fail(res, 'VALIDATION_ERROR', 'Allow the app at least one thing, or deny it');
-    const client = await provider.Client.find(params.client_id ?? '');
-    if (!client) return void fail(res, 'NOT_FOUND', 'This app is no longer registered; start again from the app');
     const resources = resourcesOf(publicUrl());
     const resource = params.resource === resources.api ? resources.api : resources.mcp;
     const accountId = `${session.workspaceId}:${session.userId}`;
@@ -134,6 +132,18 @@ export function oauthRoutes({ db, server, publicUrl, sessionOf, forgeryRefusal }
   return router;
 }
 
+type Provider = Awaited<ReturnType<AuthorizationServer['provider']>>;
+
+interface ConsentStep {
+  session: SessionPrincipal;
+  provider: Provider;
+  /** The authorization request's parameters, as the app sent them. */
+  params: Record<string, string | undefined>;
+  client: NonNullable<Awaited<ReturnType<Provider['Client']['find']>>>;
+  /** Ends the authorization with `result` and answers where the browser goes next. */
+  finish(result: Parameters<Provider['interactionResult']>[2]): Promise<void>;
+}
+
 /** Refusals the library leaves to the application: Postwise issues no ID tokens, and asks every client for `state`. */
 function requestRefusal(params: Record<string, string | undefined>) {
   if ((params.scope ?? '').split(' ').includes('openid')) {
@@ -144,7 +154,7 @@ function requestRefusal(params: Record<string, string | undefined>) {
 }
 
 /** The authorization this consent answers, or a 404 answered when it has expired or its cookie is not this browser's. */
-async function interactionOf(provider: Awaited<ReturnType<AuthorizationServer['provider']>>, req: Request, res: Response) {
+async function interactionOf(provider: Provider, req: Request, res: Response) {
   try {
     const details = await provider.interactionDetails(req, res);
     if (details.uid !== req.params.uid) throw new Error('another interaction');
