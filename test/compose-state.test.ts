@@ -19,7 +19,7 @@ import {
 } from '../src/dashboard/compose/state.js';
 import { channelLabel, listed, platformLabel, platformsWhere } from '../src/dashboard/platforms.js';
 import { platforms } from '../src/platforms/index.js';
-import { PLATFORMS, rules } from '../src/platforms/rules.js';
+import { MASTODON_DEFAULT_LIMITS, PLATFORMS, rules } from '../src/platforms/rules.js';
 
 // The composer's state apart from its view (src/dashboard/compose/state.ts): no browser, no server.
 
@@ -62,7 +62,7 @@ const written = (change: { sky?: Partial<Schedule>; inn?: Partial<Schedule> } = 
         media: {
           url: 'https://store.example/m1/harbour.png',
           size: 1234,
-          variants: { '1:1': { url: 'https://store.example/m1/square.png' }, source: { url: 'https://store.example/m1/source.png', sizeBytes: 900 } },
+          variants: { '1:1': { url: 'https://store.example/m1/square.png' }, source: { url: 'https://store.example/m1/source.png', sizeBytes: 900, width: 1000, height: 800 } },
           variantsStatus: 'ready',
         },
       },
@@ -180,6 +180,7 @@ describe('a post read back into the form', () => {
         mediaId: 'm1',
         variantsStatus: 'ready',
         publishedBytes: 900,
+        publishedPixels: 800_000,
         altText: 'A harbour',
       },
     ]);
@@ -368,23 +369,39 @@ describe('a counter, by the platform’s own rule', () => {
     expect(counterState({ channel: sky, text: '👨‍👩‍👧‍👦'.repeat(100), as: 'post' })).toMatchObject({ tone: 'ok', text: 'Sky (Bluesky): 2,500 / 3,000 bytes' });
     expect(counterState({ channel: inn, text: 'c'.repeat(1251), as: 'comment' })).toMatchObject({ key: 'inn-comment', tone: 'over' });
   });
+
+  it('counts a Mastodon channel by its instance\'s limits (the Integration\'s), Mastodon\'s own counting, the defaults when none', () => {
+    const toot: Channel = { id: 'toot', name: 'Toot', platform: 'MASTODON', limits: null };
+    const big: Channel = { ...toot, id: 'big', name: 'Big', limits: { ...MASTODON_DEFAULT_LIMITS, maxCharacters: 11_000 } };
+    const text = `${'x'.repeat(480)} https://example.com/${'a'.repeat(100)}`;
+    // The link counts 23, as the instance counts it.
+    expect(counterState({ channel: toot, text, as: 'post' })).toMatchObject({ tone: 'over', text: 'Toot (Mastodon): 504 / 500 characters, 4 over the limit' });
+    expect(counterState({ channel: toot, text: text.slice(10), as: 'post' })).toMatchObject({ tone: 'warn', text: 'Toot (Mastodon): 494 / 500 characters' });
+    expect(counterState({ channel: big, text: 'x'.repeat(600), as: 'post' })).toMatchObject({ tone: 'ok', text: 'Big (Mastodon): 600 / 11,000 characters' });
+    expect(counterState({ channel: toot, text: 'x'.repeat(600), as: 'post' })).toMatchObject({ tone: 'over', text: 'Toot (Mastodon): 600 / 500 characters, 100 over the limit' });
+    // The check before submit says what the API would.
+    const state = { ...fresh(), selected: ['toot', 'big'], content: 'x'.repeat(600) };
+    expect(problems(state, [toot, big], undefined)).toEqual([{ where: 'content', sentence: 'Too long for Mastodon (Toot): 600 of 500 characters' }]);
+  });
 });
 
 describe('the platforms as the dashboard names them, from their rules', () => {
   it('labels platforms and channels, and lists the platforms with a feature', () => {
-    expect(PLATFORMS.map(platformLabel)).toEqual(['Bluesky', 'LinkedIn']);
-    expect(platformLabel('MASTODON')).toBe('MASTODON');
+    expect(PLATFORMS.map(platformLabel)).toEqual(['Bluesky', 'LinkedIn', 'Mastodon']);
+    expect(platformLabel('MYSPACE')).toBe('MYSPACE');
     expect(channelLabel(sky)).toBe('Sky (Bluesky)');
-    expect(platformsWhere((platform) => platform.threads)).toEqual(['Bluesky']);
-    expect(platformsWhere((platform) => platform.languages)).toEqual(['Bluesky']);
+    expect(platformsWhere((platform) => platform.threads)).toEqual(['Bluesky', 'Mastodon']);
+    expect(platformsWhere((platform) => platform.languages)).toEqual(['Bluesky', 'Mastodon']);
     expect([listed([]), listed(['A']), listed(['A', 'B']), listed(['A', 'B', 'C'])]).toEqual(['', 'A', 'A and B', 'A, B and C']);
   });
 
   it('say how each platform connects and whether it revokes, as its adapter does', () => {
     for (const platform of PLATFORMS) {
       const publisher = platforms[platform].publisher;
-      expect(rules[platform].connect.method, platform).toBe(publisher?.oauth ? 'oauth' : 'app-password');
-      expect(rules[platform].revokes, platform).toBe(!!publisher?.revoke);
+      if (!publisher) continue;
+      // A form of this service's (the adapter checks the password), else the platform's consent pages.
+      expect(rules[platform].connect.method, platform).toBe(publisher.connect ? 'app-password' : 'oauth');
+      expect(rules[platform].revokes, platform).toBe(!!publisher.revoke);
     }
   });
 });

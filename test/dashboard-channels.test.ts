@@ -107,6 +107,11 @@ test('LinkedIn is offered only when the server has a LinkedIn app; until then th
     'README.md',
   ]);
   expect(await page.getByRole('button', { name: 'Continue to LinkedIn' }).count()).toBe(0);
+  // Mastodon needs no setting: its section asks for the member's server.
+  const mastodon = page.getByRole('region', { name: 'Connect a Mastodon account' });
+  await mastodon.getByLabel('Your server').waitFor();
+  await mastodon.getByRole('button', { name: 'Continue to your Mastodon server' }).waitFor();
+  expect(await mastodon.locator('code').count()).toBe(0);
   await checkAccessibility(page, 'the channels page on a server without a LinkedIn app');
   await screenshot(page, 'channels-linkedin-not-configured');
 

@@ -32,7 +32,7 @@ const chosen = (target: Page) => target.getByRole('list', { name: 'Chosen langua
 test('languages chosen by name and by tag, an unregistered tag refused by the API and removed, then saved as tags (keyboard only)', async () => {
   await page.goto('/settings/workspace');
   await page.getByRole('heading', { name: 'Workspace settings', level: 1 }).waitFor();
-  const picker = page.getByRole('group', { name: 'Default languages of Bluesky posts' });
+  const picker = page.getByRole('group', { name: 'Default languages of Bluesky and Mastodon posts' });
   await picker.getByText('None chosen.').waitFor();
   await checkAccessibility(page, 'the settings with no default language');
 

@@ -30,6 +30,8 @@ describe('GET /integrations', () => {
         platform: 'BLUESKY',
         name: 'Sky',
         image: null,
+        handle: null,
+        limits: null,
         tokenStatus: 'MISSING',
         connectStatus: 'ACTIVE',
         connectionErrorCode: null,

@@ -208,7 +208,7 @@ describe('connecting LinkedIn', () => {
       linkedin.clientId = clientId;
     }
     const unknown = await rest('/integrations/connect', { method: 'POST', body: { platform: 'MYSPACE' } });
-    expect(unknown.json).toEqual({ code: 'VALIDATION_ERROR', message: 'platform: unknown platform "MYSPACE"; supported: BLUESKY, LINKEDIN' });
+    expect(unknown.json).toEqual({ code: 'VALIDATION_ERROR', message: 'platform: unknown platform "MYSPACE"; supported: BLUESKY, LINKEDIN, MASTODON' });
   });
 });
 

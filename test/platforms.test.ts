@@ -33,12 +33,18 @@ describe('a server without LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET', () =>
         settings: ['LINKEDIN_CLIENT_ID', 'LINKEDIN_CLIENT_SECRET'],
         redirectUri: `${service.base}/oauth/linkedin/callback`,
       },
+      // Nothing for an operator to set: Postwise registers itself on each member's server.
+      { platform: 'MASTODON', name: 'Mastodon', connectMethod: 'oauth', connectable: true, unavailableReason: null, settings: [], redirectUri: null },
     ]);
+    // Without a server named, the link is this service's page asking for it.
+    const mastodon = await call(`${service.api}/integrations/connect`, { method: 'POST', key: ws.apiKey, body: { platform: 'MASTODON' } });
+    expect(mastodon.status).toBe(200);
+    expect(mastodon.json.redirectUrl).toMatch(/\/connect\/mastodon\?state=/);
     const refused = await call(`${service.api}/integrations/connect`, { method: 'POST', key: ws.apiKey, body: { platform: 'LINKEDIN' } });
     expect(refused.status).toBe(400);
     expect(refused.json).toEqual({ code: 'VALIDATION_ERROR', message: `platform: ${REASON}` });
     const unknown = await call(`${service.api}/integrations/connect`, { method: 'POST', key: ws.apiKey, body: { platform: 'MYSPACE' } });
-    expect(unknown.json).toEqual({ code: 'VALIDATION_ERROR', message: 'platform: unknown platform "MYSPACE"; supported: BLUESKY' });
+    expect(unknown.json).toEqual({ code: 'VALIDATION_ERROR', message: 'platform: unknown platform "MYSPACE"; supported: BLUESKY, MASTODON' });
     // Nothing was started: no connect state was written for the refused platform.
     expect(await service.service.core.db`SELECT 1 FROM connect_states WHERE platform = 'LINKEDIN'`).toHaveLength(0);
   });

@@ -405,7 +405,11 @@ describe('exact totals from the counters', () => {
     });
     const both = await create({ rows: [{ content: 'Drafted on both' }], shared: { selectedIntegrations: [sky, pro] }, postAction: 'DRAFT' });
     const doomed = await create({ rows: [{ content: 'Deleted soon' }], shared: { selectedIntegrations: [pro] }, postAction: 'DRAFT' });
+    // Mastodon, the third platform, has the third bit under each status (migrations/029_mastodon.sql).
+    const toot = (await ws.admin('createIntegration', { platform: 'MASTODON', name: 'Toot' })).id;
+    const tooted = await create({ rows: [{ content: 'On Bluesky and Mastodon', scheduledAt: '2031-03-02T09:00:00Z' }], shared: { selectedIntegrations: [sky, toot] }, postAction: 'SCHEDULED_TIME' });
     await expectExactTotals();
+    expect(await ids('status=SCHEDULED&platform=MASTODON')).toEqual([tooted.postId]);
 
     // The publishing engine's moves, as it makes them: one statement at a time, each its own transaction.
     const [root, part] = thread.schedules;

@@ -329,6 +329,109 @@ describe('platform rules', () => {
   });
 });
 
+describe('Mastodon channels, checked against their instance\'s limits', () => {
+  let ws: Workspace;
+  /** On an instance not known yet: Mastodon's defaults (500 characters, a link counting 23). */
+  let toot: string;
+  /** On an instance that allows 11,000 characters and 6 images, as some do. */
+  let big: string;
+  beforeAll(async () => {
+    ws = await service.workspace({ plan: 'business' });
+    toot = (await ws.admin('createIntegration', { platform: 'MASTODON', name: 'Toot' })).id;
+    big = (await ws.admin('createIntegration', { platform: 'MASTODON', name: 'Big' })).id;
+    const limits = { maxCharacters: 11_000, charactersReservedPerUrl: 23, maxMediaAttachments: 6, imageTypes: ['image/jpeg', 'image/png'], imageSizeLimit: 16_777_216, imageMatrixLimit: 33_177_600, descriptionLimit: 1500, counting: 'mastodon' };
+    await sql`INSERT INTO mastodon_instances (host, api_base, domain, software, version, limits, oauth, fetched_at)
+      VALUES ('big.example', 'https://big.example', 'big.example', 'mastodon', '4.5.0', ${sql.json(limits)}, '{}', now())`;
+    await sql`UPDATE integrations SET instance_host = 'big.example', handle = '@ann@big.example' WHERE id = ${big}`;
+  });
+
+  /** Live posts, far enough ahead that the worker never tries them (Mastodon cannot be published to yet). */
+  const post = (integration: string, row: Record<string, unknown>) =>
+    create(ws, { rows: [{ scheduledAt: future(30), ...row }], shared: { selectedIntegrations: [integration] }, postAction: 'SCHEDULED_TIME' });
+
+  it('refuses past Mastodon\'s 500 characters while the instance is not known, naming the number', async () => {
+    const fits = await post(toot, { content: 'x'.repeat(500) });
+    expect(fits.status, fits.text).toBe(201);
+    const over = await post(toot, { content: 'x'.repeat(512) });
+    expect(over.status).toBe(400);
+    expect(over.json).toEqual({ code: 'CONTENT_TOO_LONG', message: 'rows[0].content: Too long for Mastodon (Toot): 512 of 500 characters (as Mastodon counts them)' });
+    expect(inWords(over.json.message)).toBe('Too long for Mastodon (Toot): 512 of 500 characters');
+    // A link counts 23 whatever its length, a mention of another server without its domain.
+    const link = `https://example.com/${'a'.repeat(200)}`;
+    expect((await post(toot, { content: `${'x'.repeat(450)} ${link} @ann@hachyderm.io` })).status).toBe(201);
+    // Each thread part and the first comment are statuses of their own, under the same limit.
+    const thread = await post(toot, { content: 'x'.repeat(500), thread: [{ content: 'y'.repeat(500) }, { content: 'z'.repeat(500) }], firstComment: 'c'.repeat(500) });
+    expect(thread.status, thread.text).toBe(201);
+    expect(thread.json.scheduleCount).toBe(3);
+    expect((await post(toot, { content: 'ok', thread: [{ content: 'y'.repeat(501) }] })).json.message).toBe(
+      'rows[0].thread[0].content: Too long for Mastodon (Toot): 501 of 500 characters (as Mastodon counts them)',
+    );
+  });
+
+  it('counts the content warning (settings.spoilerText) with the post\'s text', async () => {
+    const override = (spoilerText: string) => ({ content: 'x'.repeat(490), overrides: [{ integrationId: toot, settings: { spoilerText } }] });
+    expect((await post(toot, override('ten chars!'))).status).toBe(201);
+    expect((await post(toot, override('eleven char'))).json).toEqual({
+      code: 'CONTENT_TOO_LONG',
+      message: 'rows[0].content: Too long for Mastodon (Toot): 501 of 500 characters (as Mastodon counts them)',
+    });
+  });
+
+  it('takes up to the instance\'s own 11,000 characters, and refuses past them naming that number', async () => {
+    const long = await post(big, { content: 'x'.repeat(11_000), thread: [{ content: 'y'.repeat(11_000) }], firstComment: 'c'.repeat(11_000) });
+    expect(long.status, long.text).toBe(201);
+    const over = await post(big, { content: 'x'.repeat(11_001) });
+    expect(over.status).toBe(400);
+    expect(over.json.message).toBe('rows[0].content: Too long for Mastodon (Big): 11001 of 11000 characters (as Mastodon counts them)');
+    // One post to both: each channel by its own instance.
+    const both = await create(ws, { rows: [{ content: 'x'.repeat(600) }], shared: { selectedIntegrations: [big, toot] }, postAction: 'DRAFT' });
+    expect(both.json.message).toBe('rows[0].content: Too long for Mastodon (Toot): 600 of 500 characters (as Mastodon counts them)');
+  });
+
+  it('checks a change the same way: new text, and a new content warning against the text kept', async () => {
+    const made = await post(toot, { content: 'x'.repeat(495) });
+    const [schedule] = (await get(ws, `/posts/${made.json.postId}`)).json.schedules;
+    const patch = (body: unknown) => call(`${service.api}/posts/${made.json.postId}`, { method: 'PATCH', key: ws.apiKey, body });
+    expect((await patch({ content: 'x'.repeat(501) })).json).toEqual({
+      code: 'CONTENT_TOO_LONG',
+      message: 'body.content: Too long for Mastodon (Toot): 501 of 500 characters (as Mastodon counts them)',
+    });
+    expect((await patch({ schedules: [{ id: schedule.id, settings: { spoilerText: 'a warning' } }] })).json).toEqual({
+      code: 'CONTENT_TOO_LONG',
+      message: 'body.schedules[0].settings: Too long for Mastodon (Toot): 504 of 500 characters (as Mastodon counts them)',
+    });
+    expect((await patch({ schedules: [{ id: schedule.id, content: 'x'.repeat(490), settings: { spoilerText: 'a warning' } }] })).status).toBe(200);
+    // The warning kept counts with a new text.
+    expect((await patch({ schedules: [{ id: schedule.id, content: 'x'.repeat(495) }] })).json.message).toBe(
+      'body.schedules[0].content: Too long for Mastodon (Toot): 504 of 500 characters (as Mastodon counts them)',
+    );
+    const warned = await post(toot, { content: 'x'.repeat(480), overrides: [{ integrationId: toot, settings: { spoilerText: 'a warning' } }] });
+    const change = await call(`${service.api}/posts/${warned.json.postId}`, { method: 'PATCH', key: ws.apiKey, body: { content: 'x'.repeat(495) } });
+    expect(change.json.message).toBe('body.content: Too long for Mastodon (Toot): 504 of 500 characters (as Mastodon counts them)');
+  });
+
+  it('answers each channel\'s handle and limits: the instance\'s, Mastodon\'s defaults while it is not known, null elsewhere', async () => {
+    const sky = await ws.admin('createIntegration', { platform: 'BLUESKY', name: 'Sky' });
+    expect(sky).toMatchObject({ handle: null, limits: null });
+    const listed = (await get(ws, '/integrations')).json as { id: string; handle: string | null; limits: Record<string, unknown> | null }[];
+    expect(listed.find((channel) => channel.id === big)).toMatchObject({ handle: '@ann@big.example', limits: { maxCharacters: 11_000, maxMediaAttachments: 6, imageTypes: ['image/jpeg', 'image/png'] } });
+    expect(listed.find((channel) => channel.id === toot)).toMatchObject({
+      handle: null,
+      limits: {
+        maxCharacters: 500,
+        charactersReservedPerUrl: 23,
+        maxMediaAttachments: 4,
+        imageTypes: ['image/jpeg', 'image/png', 'image/webp', 'image/gif'],
+        imageSizeLimit: 16_777_216,
+        imageMatrixLimit: 33_177_600,
+        descriptionLimit: 1500,
+        counting: 'mastodon',
+      },
+    });
+    expectDeclared('listIntegrations', listed);
+  });
+});
+
 describe('subscription and quota', () => {
   it('without an active subscription, drafts only: anything live answers 402', async () => {
     const { ws, sky } = await workspaceWithChannels({ subscription: false });

@@ -159,7 +159,7 @@ describe('connecting a Bluesky account', () => {
     // This service has no LinkedIn client configured (test/linkedin.test.ts connects LinkedIn).
     expect(linkedin.json).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining('set LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET') });
     const unknown = await rest('/integrations/connect', { method: 'POST', body: { platform: 'MYSPACE' } });
-    expect(unknown.json.message).toBe('platform: unknown platform "MYSPACE"; supported: BLUESKY');
+    expect(unknown.json.message).toBe('platform: unknown platform "MYSPACE"; supported: BLUESKY, MASTODON');
   });
 
   it('refuses a link past its 15 minutes, even signed by this service', async () => {

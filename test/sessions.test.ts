@@ -458,6 +458,7 @@ describe('GET /workspace and GET /usage/daily', () => {
     expect(workspace.quotas.map((q: { platform: string; used: number }) => [q.platform, q.used])).toEqual([
       ['BLUESKY', 0],
       ['LINKEDIN', 0],
+      ['MASTODON', 0],
     ]);
 
     await call(`${service.api}/users/me`, { key: ws.apiKey });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import { PLATFORMS, type Platform } from '../../src/platforms/index.js';
+import { channelLimits, type InstanceLimits } from '../../src/platforms/rules.js';
 import { isoOrNull, timestamp, uuid } from '../../src/registry/fields.js';
 
 /**
@@ -18,12 +19,38 @@ export const tokenStatus = z.enum(['VALID', 'EXPIRING', 'EXPIRED', 'REVOKED', 'M
     'connecting: see `connectionErrorCode`); publishing to it fails.',
 });
 
+/** A Mastodon instance's limits, as src/platforms/rules.ts InstanceLimits (the rules check a channel's posts against them). */
+export const InstanceLimitsSchema = z
+  .object({
+    maxCharacters: z.number().int().meta({ description: 'Characters a post may have, its content warning included (the instance\'s `max_characters`).' }),
+    charactersReservedPerUrl: z.number().int().meta({ description: 'What each link counts, whatever its length (`characters_reserved_per_url`).' }),
+    maxMediaAttachments: z.number().int().meta({ description: 'Images a post may carry (`max_media_attachments`).' }),
+    imageTypes: z.array(z.string()).meta({ description: 'The image types it takes (`supported_mime_types`), such as image/jpeg.' }),
+    imageSizeLimit: z.number().int().nullable().meta({ description: 'The most bytes an image may have (`image_size_limit`); null: none said.' }),
+    imageMatrixLimit: z.number().int().nullable().meta({ description: 'The most pixels (width × height) an image may have (`image_matrix_limit`); null: none said.' }),
+    descriptionLimit: z.number().int().meta({ description: 'Characters of an image\'s alt text (`description_limit`).' }),
+    counting: z.enum(['mastodon', 'strict']).meta({
+      description:
+        'How a post\'s length is counted: `mastodon`, as Mastodon does (characters as people see them, each link `charactersReservedPerUrl`, ' +
+        '`@user@domain` as `@user`, the content warning included); `strict`, on a server that is not Mastodon (GoToSocial, Pleroma…): ' +
+        'code points of the text and the content warning, links in full.',
+    }),
+  })
+  .meta({ id: 'InstanceLimits' });
+
 export const Integration = z
   .object({
     id: uuid,
     platform,
     name: z.string(),
     image: z.string().nullable(),
+    handle: z.string().nullable().meta({ description: 'The account\'s handle where the platform has one across servers: `@user@domain` on Mastodon; null elsewhere.' }),
+    limits: InstanceLimitsSchema.nullable().meta({
+      description:
+        'On Mastodon, the limits its posts are checked against: its instance\'s, as last read from it (`GET /api/v2/instance`), or Mastodon\'s ' +
+        'defaults (500 characters, a link counting 23, 4 images, alt text of 1500 characters) while they are not known. Null on the other ' +
+        'platforms, whose limits are the same for every channel (GET /platforms, docs/limits.md).',
+    }),
     tokenStatus,
     connectStatus: z.enum(['PENDING_SELECTION', 'ACTIVE']),
     connectionErrorCode: z.string().nullable().meta({ description: 'e.g. `REFRESH_TOKEN_REVOKED`; null while the connection is healthy.' }),
@@ -54,6 +81,9 @@ export interface IntegrationRow {
   platform: Platform;
   name: string;
   image: string | null;
+  handle: string | null;
+  /** The instance's limits as stored (Mastodon with a known instance); null otherwise. */
+  limits: Partial<InstanceLimits> | null;
   tokenStatus: z.infer<typeof tokenStatus>;
   connectStatus: 'PENDING_SELECTION' | 'ACTIVE';
   connectionErrorCode: string | null;
@@ -72,7 +102,7 @@ export const EXPIRY_WARNING_DAYS = 7;
 /** The workspace's integrations (all, or the one `id`), oldest first; credentials are never read here. */
 export function selectIntegrations(db: Sql, workspaceId: string, id?: string) {
   return db<IntegrationRow[]>`
-    SELECT i.id, i.platform, i.name, i.image, i.connect_status, i.connection_error_code, i.connection_error,
+    SELECT i.id, i.platform, i.name, i.image, i.handle, mi.limits, i.connect_status, i.connection_error_code, i.connection_error,
       CASE WHEN i.token_status <> 'VALID' OR NOT i.auto_refresh_unavailable OR i.expires_at IS NULL THEN i.token_status
         WHEN i.expires_at <= now() THEN 'EXPIRED'
         WHEN i.expires_at <= now() + ${EXPIRY_WARNING_DAYS} * interval '1 day' THEN 'EXPIRING'
@@ -81,6 +111,7 @@ export function selectIntegrations(db: Sql, workspaceId: string, id?: string) {
       EXISTS (SELECT 1 FROM schedules s WHERE s.integration_id = i.id AND s.status = 'FAILED') AS has_failed_schedules,
       failing.count AS failing_schedules, failing.last AS last_failure
     FROM integrations i
+    LEFT JOIN mastodon_instances mi ON mi.host = i.instance_host
     -- The channel's failing schedules, from schedules_failing_idx alone but the latest's row: a few index entries each.
     CROSS JOIN LATERAL (
       SELECT count(*)::int AS count,
@@ -96,6 +127,7 @@ export function selectIntegrations(db: Sql, workspaceId: string, id?: string) {
 
 export const toIntegration = (row: IntegrationRow): z.input<typeof Integration> => ({
   ...row,
+  limits: channelLimits(row.platform, row.limits),
   lastValidatedAt: isoOrNull(row.lastValidatedAt),
   expiresAt: isoOrNull(row.expiresAt),
 });

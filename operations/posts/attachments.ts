@@ -67,7 +67,13 @@ export async function imagesOf(tx: Sql, workspaceId: string, lists: { field: str
       if (seen.has(item.id)) return { repeated: `${list.field}[${index}].id: ${item.id} is attached a second time` };
       seen.add(item.id);
       const source = storedVariants(row).source;
-      found.push({ mimeType: row.mimeType, altText: item.altText ?? null, variantsStatus: row.variantsStatus, publishedBytes: source?.sizeBytes ?? null });
+      found.push({
+        mimeType: row.mimeType,
+        altText: item.altText ?? null,
+        variantsStatus: row.variantsStatus,
+        publishedBytes: source?.sizeBytes ?? null,
+        publishedPixels: source ? source.width * source.height : null,
+      });
     }
     images.push(found);
   }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';
 import { checkSettingsLangs } from '../../src/platforms/languages.js';
+import { countedWith, type InstanceLimits, type TextContext } from '../../src/platforms/rules.js';
 import { rememberThreadLanguages } from '../../src/platforms/detected-languages.js';
 import { approvalRule, requestApproval } from './approval.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
@@ -100,7 +101,8 @@ export default defineOperation({
     '',
     'Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel\'s platform,',
     'one post per row and channel (403 POST_QUOTA_EXCEEDED). Texts must fit each channel\'s platform (400 CONTENT_TOO_LONG): Bluesky',
-    '300 graphemes and 3000 bytes of UTF-8, LinkedIn 3000 characters (1250 in a first comment); so must media (400',
+    '300 graphemes and 3000 bytes of UTF-8, LinkedIn 3000 characters (1250 in a first comment), Mastodon its instance\'s limit (500 by',
+    'default: each link counts 23, `@user@domain` as `@user`, a content warning in `settings.spoilerText` with the text); so must media (400',
     'MEDIA_RULE_VIOLATED), published with the post, not its thread parts or first comment. LinkedIn has no threads (400',
     'VALIDATION_ERROR, drafts too). A channel waiting for account selection (PENDING_SELECTION) takes only drafts (409 INVALID_STATE).',
     'Integrations or tags of another workspace answer 404 NOT_FOUND.',
@@ -139,10 +141,12 @@ export default defineOperation({
         SELECT plan, subscription_status FROM organizations WHERE id = ${auth.workspaceId}`;
       // Live creates lock their channels (in id order, so concurrent creates cannot deadlock): the slot search and
       // the inserts below then see every schedule a concurrent create made for them.
-      const integrations = await tx<{ id: string; platform: Platform; name: string; connectStatus: string }[]>`
-        SELECT id, platform, name, connect_status FROM integrations
-        WHERE organization_id = ${auth.workspaceId} AND id = ANY(${targets}::uuid[])
-        ORDER BY id ${live ? tx`FOR NO KEY UPDATE` : tx``}`;
+      // Each with its instance's limits on Mastodon, which its texts and media are checked against.
+      const integrations = await tx<{ id: string; platform: Platform; name: string; connectStatus: string; limits: InstanceLimits | null }[]>`
+        SELECT i.id, i.platform, i.name, i.connect_status, mi.limits FROM integrations i
+        LEFT JOIN mastodon_instances mi ON mi.host = i.instance_host
+        WHERE i.organization_id = ${auth.workspaceId} AND i.id = ANY(${targets}::uuid[])
+        ORDER BY i.id ${live ? tx`FOR NO KEY UPDATE OF i` : tx``}`;
       const channels = targets.map((id) => integrations.find((integration) => integration.id === id));
       const missing = channels.findIndex((channel) => !channel);
       if (missing >= 0) return fail('NOT_FOUND', `${NOT_FOUND_MESSAGE}: shared.selectedIntegrations[${missing}]`);
@@ -164,8 +168,8 @@ export default defineOperation({
         for (const channel of channels) {
           const noThreads = row.thread?.length ? threadRefused(`rows[${rowIndex}].thread`, channel!) : undefined;
           if (noThreads) fail('VALIDATION_ERROR', noThreads);
-          for (const [field, value] of textsFor(row, channel!.id)) {
-            const refusal = contentTooLong(`rows[${rowIndex}].${field}`, channel!, value, field === 'firstComment' ? 'comment' : 'post');
+          for (const [field, value, context] of textsFor(row, channel!.id)) {
+            const refusal = contentTooLong(`rows[${rowIndex}].${field}`, channel!, value, field === 'firstComment' ? 'comment' : 'post', context);
             if (refusal) fail('CONTENT_TOO_LONG', refusal);
           }
           const violation = mediaRuleViolated(`rows[${rowIndex}].media`, channel!, images[rowIndex]!);
@@ -291,12 +295,16 @@ async function findMissingTag(tx: Sql, workspaceId: string, rows: RowInput[]): P
   return undefined;
 }
 
-/** What each channel publishes for a row, by field: the content (or its override), the thread parts, the first comment. */
-function textsFor(row: RowInput, integrationId: string): [string, string][] {
+/**
+ * What each channel publishes for a row, by field: the content (or its override), counted with what its settings add to
+ * it (a content warning on Mastodon), the thread parts, the first comment.
+ */
+function textsFor(row: RowInput, integrationId: string): [string, string, TextContext?][] {
   const overrideIndex = row.overrides?.findIndex((override) => override.integrationId === integrationId) ?? -1;
   const override = overrideIndex >= 0 ? row.overrides![overrideIndex] : undefined;
+  const context = countedWith(override?.settings);
   return [
-    override?.content !== undefined ? [`overrides[${overrideIndex}].content`, override.content] : ['content', row.content],
+    override?.content !== undefined ? [`overrides[${overrideIndex}].content`, override.content, context] : ['content', row.content, context],
     ...(row.thread ?? []).map((part, index): [string, string] => [`thread[${index}].content`, part.content]),
     ...(row.firstComment !== undefined ? [['firstComment', row.firstComment] as [string, string]] : []),
   ];

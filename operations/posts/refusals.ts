@@ -1,6 +1,15 @@
 import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';
-import { contentTooLong as tooLong, mediaRule, refusalMessage, threadRefused as noThreads, type AttachedImage, type Refusal } from '../../src/platforms/rules.js';
+import {
+  contentTooLong as tooLong,
+  mediaRule,
+  refusalMessage,
+  threadRefused as noThreads,
+  type AttachedImage,
+  type Refusal,
+  type RuledChannel,
+  type TextContext,
+} from '../../src/platforms/rules.js';
 import { spendQuota } from './quota.js';
 
 /** "1 post", "2 posts" */
@@ -13,13 +22,15 @@ export function count(n: number, noun: string): string {
  * (VALIDATION_ERROR: the contract has no closer code), or undefined: the field, then the refusal in words with the
  * channel, the platform and the numbers (`rows[0].content: Too long for Bluesky (Sky): 301 of 300 characters
  * (graphemes)`). Made in src/platforms/rules.ts, which the dashboard's composer shares, so that it says the same
- * before anything is sent, and a page shows the sentence under the field without the path.
+ * before anything is sent, and a page shows the sentence under the field without the path. A channel on Mastodon
+ * carries its instance's limits (read with it: `LEFT JOIN mastodon_instances mi ON mi.host = i.instance_host`,
+ * `mi.limits`), and a text its content warning (`context`, from the schedule's settings: countedWith).
  */
-type Channel = { name: string; platform: Platform };
 const message = (refusal: Refusal | undefined) => refusal && refusalMessage(refusal);
-export const contentTooLong = (field: string, channel: Channel, text: string, as: 'post' | 'comment' = 'post') => message(tooLong(field, channel, text, as));
-export const mediaRuleViolated = (field: string, channel: Channel, images: AttachedImage[]) => message(mediaRule(field, channel, images));
-export const threadRefused = (field: string, channel: Channel, part?: number) => message(noThreads(field, channel, part));
+export const contentTooLong = (field: string, channel: RuledChannel, text: string, as: 'post' | 'comment' = 'post', context?: TextContext) =>
+  message(tooLong(field, channel, text, as, context));
+export const mediaRuleViolated = (field: string, channel: RuledChannel, images: AttachedImage[]) => message(mediaRule(field, channel, images));
+export const threadRefused = (field: string, channel: RuledChannel, part?: number) => message(noThreads(field, channel, part));
 
 /**
  * Spends the monthly quota for `posts` per platform, platforms in name order (the lock order every caller keeps,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Sql } from '../../src/db/index.js';
 import type { Platform } from '../../src/platforms/index.js';
+import { countedWith, type InstanceLimits, type TextContext } from '../../src/platforms/rules.js';
 import { NOT_FOUND_MESSAGE } from '../../src/registry/errors.js';
 import { idOf, timestamp, uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
@@ -23,6 +24,10 @@ interface LockedSchedule {
   platform: Platform;
   name: string;
   connectStatus: string;
+  /** Its channel's instance's limits (Mastodon), its texts and media checked against them. */
+  limits: InstanceLimits | null;
+  /** Its settings' content warning (`settings.spoilerText`, whatever was stored), counted with its text on Mastodon. */
+  spoilerText: unknown;
   /** Sent to a platform that cannot be asked (post_sent_at), with no answer yet: its retry is queued, and the post may be live. */
   sentUnanswered: boolean;
 }
@@ -100,9 +105,10 @@ export default defineOperation({
         SELECT content, approval_status, required_approver_ids FROM posts WHERE id = ${id} AND organization_id = ${auth.workspaceId} FOR UPDATE`;
       if (!post) return fail('NOT_FOUND', NOT_FOUND_MESSAGE);
       const schedules = await tx<LockedSchedule[]>`
-        SELECT s.id, s.status, s.scheduled_content, s.thread_order, s.integration_id, i.platform, i.name, i.connect_status,
-          s.post_sent_at IS NOT NULL AS sent_unanswered
+        SELECT s.id, s.status, s.scheduled_content, s.thread_order, s.integration_id, i.platform, i.name, i.connect_status, mi.limits,
+          s.settings->'spoilerText' AS spoiler_text, s.post_sent_at IS NOT NULL AS sent_unanswered
         FROM schedules s JOIN integrations i ON i.id = s.integration_id
+        LEFT JOIN mastodon_instances mi ON mi.host = i.instance_host
         WHERE s.post_id = ${id} ORDER BY i.id, s.thread_order FOR NO KEY UPDATE OF s`;
       const roots = schedules.filter((schedule) => schedule.threadOrder === 0);
       // What went out is history: a change that could reach no schedule would only make the post say what was never
@@ -115,10 +121,14 @@ export default defineOperation({
             'to say it again or differently (a signed-in member can copy it with POST /posts/{id}/duplicate). Tags and isEvergreen can still change',
         );
       }
-      const check = (field: string, text: string, schedule: LockedSchedule, as: 'post' | 'comment' = 'post') => {
-        const refusal = contentTooLong(field, schedule, text, as);
+      const check = (field: string, text: string, schedule: LockedSchedule, as: 'post' | 'comment' = 'post', context?: TextContext) => {
+        const refusal = contentTooLong(field, schedule, text, as, context);
         if (refusal) fail('CONTENT_TOO_LONG', refusal);
       };
+      // What a first schedule's settings count with its text (Mastodon's content warning): the new settings when given.
+      const contextOf = (schedule: LockedSchedule, settings?: Record<string, unknown>) =>
+        schedule.threadOrder === 0 ? countedWith(settings ?? { spoilerText: schedule.spoilerText }) : undefined;
+      const settingsOnly: { index: number; schedule: LockedSchedule; settings: Record<string, unknown> }[] = [];
 
       const updates: { id: string; content?: string; settings?: Record<string, unknown> }[] = [];
       for (const [index, edit] of (change.schedules ?? []).entries()) {
@@ -127,14 +137,20 @@ export default defineOperation({
         if (!editable(schedule)) return fail('INVALID_STATE', `body.schedules[${index}]: the schedule ${frozenReason(schedule)}`);
         const noThreads = schedule.threadOrder > 0 ? threadRefused(`body.schedules[${index}]`, schedule, schedule.threadOrder) : undefined;
         if (noThreads) return fail('VALIDATION_ERROR', noThreads);
-        if (edit.content !== undefined) check(`body.schedules[${index}].content`, edit.content, schedule);
+        if (edit.content !== undefined) check(`body.schedules[${index}].content`, edit.content, schedule, 'post', contextOf(schedule, edit.settings));
+        else if (edit.settings && schedule.threadOrder === 0) settingsOnly.push({ index, schedule, settings: edit.settings });
         updates.push(edit);
       }
       // A schedule given its own text in `schedules` takes that one, and is checked against that one only.
       const ownText = new Set(updates.filter((edit) => edit.content !== undefined).map((edit) => edit.id));
       const following =
         change.content === undefined ? [] : roots.filter((root) => editable(root) && root.scheduledContent === post.content && !ownText.has(root.id));
-      for (const root of following) check('body.content', change.content!, root);
+      const newSettings = (root: LockedSchedule) => updates.findLast((edit) => edit.id === root.id && edit.settings)?.settings;
+      for (const root of following) check('body.content', change.content!, root, 'post', contextOf(root, newSettings(root)));
+      // A new content warning counts with the text the schedule keeps.
+      for (const { index, schedule, settings } of settingsOnly) {
+        if (!following.includes(schedule)) check(`body.schedules[${index}].settings`, schedule.scheduledContent, schedule, 'post', contextOf(schedule, settings));
+      }
       if (typeof change.firstComment === 'string') for (const root of roots.filter(editable)) check('body.firstComment', change.firstComment, root, 'comment');
       if (change.tagIds) {
         const found = await tx<{ id: string }[]>`SELECT id FROM tags WHERE organization_id = ${auth.workspaceId} AND id = ANY(${change.tagIds}::uuid[])`;

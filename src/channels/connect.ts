@@ -5,6 +5,7 @@ import type { AppContext } from '../registry/context.js';
 import { enqueueRefresh } from '../worker/queue.js';
 import { recordIntegrationEvent } from '../../operations/events/event.js';
 import { PENDING_SELECTION_TTL_HOURS } from '../../operations/integrations/integration.js';
+import { authorizationUrl, completeConsent, instanceApp, instanceHost, learnInstance } from './mastodon-instance.js';
 
 /**
  * Connecting an account: the link a user follows (`POST /integrations/connect`), the state it carries, and the
@@ -24,6 +25,9 @@ export interface ConnectState {
   workspaceId: string;
   userId: string;
   platform: Platform;
+  /** Mastodon: the instance the member named, once named (the consent is on that server). */
+  instance?: string;
+  expiresAt: Date;
 }
 
 export type Refused = { refused: string };
@@ -62,22 +66,52 @@ export function connectUnavailable(app: AppContext, platform: Platform): string 
  * A new link to connect `platform`: this service's connect page (form platforms), or the platform's consent page
  * (OAuth platforms). Its state is signed (proving this service made it), expires, and its nonce's row makes it single-use.
  */
-export async function createConnectLink(app: AppContext, member: { workspaceId: string; userId: string }, platform: Platform): Promise<string> {
+export async function createConnectLink(
+  app: AppContext,
+  member: { workspaceId: string; userId: string },
+  platform: Platform,
+  input: { instance?: string } = {},
+): Promise<string | Refused> {
   const nonce = randomUUID();
   const expiresAt = new Date(Date.now() + STATE_TTL_MS);
+  // Mastodon's server is checked before anything is kept: a link to a server that is not one is no link.
+  const instance = platform === 'MASTODON' && input.instance !== undefined ? instanceHost(input.instance) : undefined;
+  if (typeof instance === 'object') return instance;
   await app.db`
     INSERT INTO connect_states (nonce, organization_id, user_id, platform, expires_at)
     VALUES (${nonce}, ${member.workspaceId}, ${member.userId}, ${platform}, ${expiresAt})`;
-  const state = signToken(app, { k: 'state', n: nonce, w: member.workspaceId, u: member.userId, p: platform, e: expiresAt.getTime() });
+  const state = { nonce, workspaceId: member.workspaceId, userId: member.userId, platform, expiresAt };
+  if (instance) return mastodonConsentUrl(app, state, instance, AbortSignal.timeout(60_000));
+  const token = signToken(app, { k: 'state', n: nonce, w: member.workspaceId, u: member.userId, p: platform, e: expiresAt.getTime() });
   const oauth = platforms[platform].publisher?.oauth;
-  if (oauth) return oauth.authorizationUrl(app.config, { redirectUri: callbackUrl(app, platform), state });
-  return `${app.publicUrl}/connect/${platform.toLowerCase()}?state=${encodeURIComponent(state)}`;
+  if (oauth) return oauth.authorizationUrl(app.config, { redirectUri: callbackUrl(app, platform), state: token });
+  return `${app.publicUrl}/connect/${platform.toLowerCase()}?state=${encodeURIComponent(token)}`;
+}
+
+/**
+ * The consent page on the member's Mastodon server for a connect link (its nonce, for its workspace and member): the
+ * server read and this service's app there registered (both through the fetch guard), the state then naming the server,
+ * so the callback knows where the code comes from. Or why that server cannot be connected.
+ */
+export async function mastodonConsentUrl(
+  app: AppContext,
+  state: { nonce: string; workspaceId: string; userId: string; expiresAt: Date },
+  host: string,
+  signal: AbortSignal,
+): Promise<string | Refused> {
+  const instance = await learnInstance(app, host, signal);
+  if ('refused' in instance) return instance;
+  const redirectUri = callbackUrl(app, 'MASTODON');
+  const client = await instanceApp(app, instance, redirectUri, signal);
+  if ('refused' in client) return client;
+  const token = signToken(app, { k: 'state', n: state.nonce, w: state.workspaceId, u: state.userId, p: 'MASTODON', e: state.expiresAt.getTime(), i: host });
+  return authorizationUrl(app, instance, client, { redirectUri, state: token, nonce: state.nonce });
 }
 
 /** The state, when it is this service's, unexpired and unused; otherwise why not, for the page. */
 export async function readState(app: AppContext, state: unknown, platform: Platform): Promise<ConnectState | Refused> {
   const refused = { refused: 'This connect link is not valid. Ask for a new one (POST /integrations/connect).' };
-  const parsed = readToken<{ k: string; n: string; w: string; u: string; p: Platform; e: number }>(app, state, 'state');
+  const parsed = readToken<{ k: string; n: string; w: string; u: string; p: Platform; e: number; i?: string }>(app, state, 'state');
   if (!parsed || parsed.p !== platform) return refused;
   if (parsed.e <= Date.now()) return { refused: 'This connect link has expired (links work for 15 minutes). Ask for a new one.' };
   const [row] = await app.db<{ usedAt: Date | null; member: boolean }[]>`
@@ -87,7 +121,7 @@ export async function readState(app: AppContext, state: unknown, platform: Platf
   if (row.usedAt) return USED;
   // Bound to the user as a member of the workspace: a user removed since the link was made connects nothing there.
   if (!row.member) return { refused: 'Whoever asked for this connect link is no longer a member of the workspace. Nothing was connected.' };
-  return { nonce: parsed.n, workspaceId: parsed.w, userId: parsed.u, platform: parsed.p };
+  return { nonce: parsed.n, workspaceId: parsed.w, userId: parsed.u, platform: parsed.p, ...(parsed.i && { instance: parsed.i }), expiresAt: new Date(parsed.e) };
 }
 
 /**
@@ -109,6 +143,9 @@ interface Connected {
   credentials: object;
   expiresAt: Date | null;
   refreshable: boolean;
+  /** Mastodon: `@user@domain`, and the instance its limits come from. */
+  handle?: string;
+  instanceHost?: string;
 }
 
 /**
@@ -119,11 +156,12 @@ async function saveConnection(app: AppContext, tx: Sql, c: Connected): Promise<s
   const sealed = app.secrets.seal(Buffer.from(JSON.stringify(c.credentials)));
   const [row] = await tx<{ id: string }[]>`
     INSERT INTO integrations (organization_id, platform, name, image, account_id, credentials, token_status, connect_status, last_validated_at,
-      expires_at, auto_refresh_unavailable)
+      expires_at, auto_refresh_unavailable, handle, instance_host)
     VALUES (${c.workspaceId}, ${c.platform}, ${c.name}, ${c.image}, ${c.accountId}, ${sealed}, 'VALID', 'ACTIVE', now(), ${c.expiresAt},
-      ${c.expiresAt !== null && !c.refreshable})
+      ${c.expiresAt !== null && !c.refreshable}, ${c.handle ?? null}, ${c.instanceHost ?? null})
     ON CONFLICT (organization_id, platform, account_id) DO UPDATE SET
       name = EXCLUDED.name, image = EXCLUDED.image, credentials = EXCLUDED.credentials, token_status = 'VALID', connect_status = 'ACTIVE',
+      handle = EXCLUDED.handle, instance_host = EXCLUDED.instance_host,
       connection_error_code = NULL, connection_error = NULL, last_validated_at = now(), expires_at = EXCLUDED.expires_at,
       auto_refresh_unavailable = EXCLUDED.auto_refresh_unavailable, updated_at = now()
     RETURNING id`;
@@ -221,6 +259,34 @@ export async function completeOAuth(app: AppContext, platform: Platform, url: UR
     const selection = signToken(app, { k: 'select', i: row!.id, w: state.workspaceId, e: Date.now() + SELECTION_TTL_MS });
     return { integrationId: row!.id, pending: { choices, selection } };
   });
+}
+
+/**
+ * Mastodon's callback: the state (naming the server), used up at once as for every OAuth platform, the consent's code
+ * exchanged on that server and the account read; the channel created, or the same account's reconnected.
+ */
+export async function completeMastodon(app: AppContext, url: URL, signal: AbortSignal): Promise<{ integrationId: string; name: string } | Refused> {
+  const state = await readState(app, url.searchParams.get('state'), 'MASTODON');
+  if ('refused' in state) return state;
+  if (!state.instance) return { refused: 'This connect link names no server. Ask for a new one.' };
+  if (!(await useState(app.db, state.nonce))) return USED;
+  const account = await completeConsent(app, { host: state.instance, nonce: state.nonce, url, state: url.searchParams.get('state')!, redirectUri: callbackUrl(app, 'MASTODON') }, signal);
+  if ('refused' in account) return account;
+  const integrationId = await app.db.begin((tx: Sql) =>
+    saveConnection(app, tx, {
+      workspaceId: state.workspaceId,
+      platform: 'MASTODON',
+      accountId: account.accountId,
+      name: account.name,
+      image: account.image,
+      credentials: account.credentials,
+      expiresAt: null,
+      refreshable: false,
+      handle: account.handle,
+      instanceHost: state.instance!,
+    }),
+  );
+  return { integrationId, name: `${account.name} (${account.handle})` };
 }
 
 /** The integration an account picker form is for, when its signed token is valid and unexpired. */

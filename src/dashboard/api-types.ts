@@ -474,7 +474,7 @@ export interface paths {
         };
         /**
          * The platforms channels can be connected to on this server, and what the others need
-         * @description Every platform, in a fixed order: whether `POST /integrations/connect` can connect it here (`connectable`), and when not, why (`unavailableReason`) and which server settings it needs (`settings`). LinkedIn is connectable only on a server with a LinkedIn app's client (LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET); its `redirectUri` is the one to register in that app.
+         * @description Every platform, in a fixed order: whether `POST /integrations/connect` can connect it here (`connectable`), and when not, why (`unavailableReason`) and which server settings it needs (`settings`). LinkedIn is connectable only on a server with a LinkedIn app's client (LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET); its `redirectUri` is the one to register in that app. Mastodon needs no setting: Postwise registers itself on each member's server when they connect (`settings` [], `redirectUri` null).
          */
         get: operations["listPlatforms"];
         put?: never;
@@ -496,7 +496,7 @@ export interface paths {
         put?: never;
         /**
          * Start connecting a channel: the link the user opens in a browser
-         * @description Answers `redirectUrl`, to open in a browser. BLUESKY: this service's connect page, where the user gives their handle and an app password. LINKEDIN: LinkedIn's consent page; when the member administers LinkedIn pages, the callback offers their profile and pages, and the channel stays `PENDING_SELECTION` until one is picked. Either link works once, for 15 minutes, for this workspace and user. An unknown platform, or LinkedIn on a server without LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET, answers 400 VALIDATION_ERROR saying so.
+         * @description Answers `redirectUrl`, to open in a browser. BLUESKY: this service's connect page, where the user gives their handle and an app password. LINKEDIN: LinkedIn's consent page; when the member administers LinkedIn pages, the callback offers their profile and pages, and the channel stays `PENDING_SELECTION` until one is picked. Either link works once, for 15 minutes, for this workspace and user. MASTODON: with `instance` (the member's server, such as `mastodon.social`), that server's consent page (Postwise registers itself there once, and reads the server's limits); without it, this service's page asking for the server. An unknown platform, a server that cannot be reached or is not a Mastodon server, or LinkedIn on a server without LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET, answers 400 VALIDATION_ERROR saying so (GET /platforms says which can be connected).
          */
         post: operations["connectIntegration"];
         delete?: never;
@@ -616,7 +616,8 @@ export interface paths {
          *
          *     Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel's platform,
          *     one post per row and channel (403 POST_QUOTA_EXCEEDED). Texts must fit each channel's platform (400 CONTENT_TOO_LONG): Bluesky
-         *     300 graphemes and 3000 bytes of UTF-8, LinkedIn 3000 characters (1250 in a first comment); so must media (400
+         *     300 graphemes and 3000 bytes of UTF-8, LinkedIn 3000 characters (1250 in a first comment), Mastodon its instance's limit (500 by
+         *     default: each link counts 23, `@user@domain` as `@user`, a content warning in `settings.spoilerText` with the text); so must media (400
          *     MEDIA_RULE_VIOLATED), published with the post, not its thread parts or first comment. LinkedIn has no threads (400
          *     VALIDATION_ERROR, drafts too). A channel waiting for account selection (PENDING_SELECTION) takes only drafts (409 INVALID_STATE).
          *     Integrations or tags of another workspace answer 404 NOT_FOUND.
@@ -1391,7 +1392,7 @@ export interface components {
                 id: string;
                 name: string;
                 /** @enum {string} */
-                platform: "BLUESKY" | "LINKEDIN";
+                platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
                 /**
                  * @description `VALID`; `EXPIRING`: the token expires within 7 days and cannot be refreshed (`autoRefreshUnavailable`): connect the channel again before `expiresAt`; `EXPIRED` and `REVOKED`: the platform no longer accepts it (see `connectionErrorCode`): reconnect; `MISSING`: no credentials are stored (a channel made by the admin command, disconnected, or whose account was not picked within 24 hours of connecting: see `connectionErrorCode`); publishing to it fails.
                  * @enum {string}
@@ -1403,9 +1404,13 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            platform: "BLUESKY" | "LINKEDIN";
+            platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
             name: string;
             image: string | null;
+            /** @description The account's handle where the platform has one across servers: `@user@domain` on Mastodon; null elsewhere. */
+            handle: string | null;
+            /** @description On Mastodon, the limits its posts are checked against: its instance's, as last read from it (`GET /api/v2/instance`), or Mastodon's defaults (500 characters, a link counting 23, 4 images, alt text of 1500 characters) while they are not known. Null on the other platforms, whose limits are the same for every channel (GET /platforms, docs/limits.md). */
+            limits: components["schemas"]["InstanceLimits"] | null;
             /**
              * @description `VALID`; `EXPIRING`: the token expires within 7 days and cannot be refreshed (`autoRefreshUnavailable`): connect the channel again before `expiresAt`; `EXPIRED` and `REVOKED`: the platform no longer accepts it (see `connectionErrorCode`): reconnect; `MISSING`: no credentials are stored (a channel made by the admin command, disconnected, or whose account was not picked within 24 hours of connecting: see `connectionErrorCode`); publishing to it fails.
              * @enum {string}
@@ -1434,6 +1439,27 @@ export interface components {
                 /** @description True while it waits to be tried again automatically; false once FAILED. */
                 retrying: boolean;
             } | null;
+        };
+        InstanceLimits: {
+            /** @description Characters a post may have, its content warning included (the instance's `max_characters`). */
+            maxCharacters: number;
+            /** @description What each link counts, whatever its length (`characters_reserved_per_url`). */
+            charactersReservedPerUrl: number;
+            /** @description Images a post may carry (`max_media_attachments`). */
+            maxMediaAttachments: number;
+            /** @description The image types it takes (`supported_mime_types`), such as image/jpeg. */
+            imageTypes: string[];
+            /** @description The most bytes an image may have (`image_size_limit`); null: none said. */
+            imageSizeLimit: number | null;
+            /** @description The most pixels (width × height) an image may have (`image_matrix_limit`); null: none said. */
+            imageMatrixLimit: number | null;
+            /** @description Characters of an image's alt text (`description_limit`). */
+            descriptionLimit: number;
+            /**
+             * @description How a post's length is counted: `mastodon`, as Mastodon does (characters as people see them, each link `charactersReservedPerUrl`, `@user@domain` as `@user`, the content warning included); `strict`, on a server that is not Mastodon (GoToSocial, Pleroma…): code points of the text and the content warning, links in full.
+             * @enum {string}
+             */
+            counting: "mastodon" | "strict";
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -1675,8 +1701,8 @@ export interface components {
         };
         Platform: {
             /** @enum {string} */
-            platform: "BLUESKY" | "LINKEDIN";
-            /** @description How the platform is named to people: Bluesky, LinkedIn. */
+            platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
+            /** @description How the platform is named to people: Bluesky, LinkedIn, Mastodon. */
             name: string;
             /**
              * @description `app-password`: a handle and an app password, given on this service's connect page (or `POST /integrations/bluesky`); `oauth`: the platform's own consent page.
@@ -1832,7 +1858,7 @@ export interface components {
                 /** Format: uuid */
                 id: string;
                 /** @enum {string} */
-                platform: "BLUESKY" | "LINKEDIN";
+                platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
                 name: string;
                 image: string | null;
             };
@@ -1954,7 +1980,7 @@ export interface components {
                     id: string;
                     name: string;
                     /** @enum {string} */
-                    platform: "BLUESKY" | "LINKEDIN";
+                    platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
                     /**
                      * @description `VALID`; `EXPIRING`: the token expires within 7 days and cannot be refreshed (`autoRefreshUnavailable`): connect the channel again before `expiresAt`; `EXPIRED` and `REVOKED`: the platform no longer accepts it (see `connectionErrorCode`): reconnect; `MISSING`: no credentials are stored (a channel made by the admin command, disconnected, or whose account was not picked within 24 hours of connecting: see `connectionErrorCode`); publishing to it fails.
                      * @enum {string}
@@ -2019,7 +2045,7 @@ export interface components {
             subscription: "active" | "none";
             quotas: {
                 /** @enum {string} */
-                platform: "BLUESKY" | "LINKEDIN";
+                platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
                 /** @description Posts scheduled live to this platform this month. */
                 used: number;
                 /** @description The plan's monthly cap for this platform (0: the plan allows none). */
@@ -6389,7 +6415,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    platform: "BLUESKY" | "LINKEDIN";
+                    platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
                     name: string;
                 };
             };
@@ -6653,8 +6679,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description BLUESKY or LINKEDIN. */
+                    /** @description BLUESKY, LINKEDIN or MASTODON. */
                     platform: string;
+                    /** @description MASTODON only: the member's server (`mastodon.social`, `hachyderm.io`, `@ann@hachyderm.io`); without it the link asks for it. */
+                    instance?: string;
                 };
             };
         };
@@ -7573,7 +7601,7 @@ export interface operations {
                 /** @description Only posts whose content contains this text, case-insensitively (`%` and `_` match themselves). */
                 search?: string;
                 /** @description Only posts with a schedule on a channel of one of these platforms; repeated keys or comma-separated values. */
-                platform?: ("BLUESKY" | "LINKEDIN")[];
+                platform?: ("BLUESKY" | "LINKEDIN" | "MASTODON")[];
                 /** @description Only posts with a schedule at or after this time: an ISO 8601 date-time with its offset, or a date (`2026-11-23`) meaning the start of that day in the workspace's time zone. */
                 dateFrom?: string;
                 /** @description Only posts with a schedule at or before this time: an ISO 8601 date-time with its offset, or a date meaning the end of that whole day in the workspace's time zone. */
@@ -10263,7 +10291,7 @@ export interface operations {
                 /** @description `forward` (the default) walks towards later schedules; `backward` towards earlier ones, newest first. */
                 direction?: "forward" | "backward";
                 /** @description Only schedules of these platforms; repeated keys or comma-separated values. */
-                platforms?: ("BLUESKY" | "LINKEDIN")[];
+                platforms?: ("BLUESKY" | "LINKEDIN" | "MASTODON")[];
                 /** @description Only schedules of these statuses; repeated keys or comma-separated values. */
                 statuses?: ("DRAFT" | "SCHEDULED" | "PUBLISHING" | "PUBLISHED" | "FAILED")[];
                 /** @description Only schedules of these integrations; repeated keys or comma-separated values. */

@@ -1,5 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { completeOAuth, connectAccount, readSelection, readState, selectAccount } from '../channels/connect.js';
+import { completeMastodon, completeOAuth, connectAccount, mastodonConsentUrl, readSelection, readState, selectAccount } from '../channels/connect.js';
+import { instanceHost } from '../channels/mastodon-instance.js';
 import { platforms, PLATFORMS, type AccountChoice } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 
@@ -40,6 +41,32 @@ export function connectPages(app: AppContext): Router {
     );
     if ('refused' in result) return void again(result.refused);
     page(res, 200, 'Bluesky account connected', `<p>${escape(handle)} is connected. You can close this page.</p><p>Integration <code>${result.integrationId}</code></p>`);
+  });
+
+  // Mastodon: a link made without a server asks for it here; the member's server then has the consent page.
+  router.get('/connect/mastodon', async (req: Request, res: Response) => {
+    const state = await readState(app, req.query.state, 'MASTODON');
+    if ('refused' in state) return void page(res, 400, 'Cannot connect', `<p>${escape(state.refused)}</p>`);
+    page(res, 200, 'Connect a Mastodon account', mastodonForm(req.originalUrl));
+  });
+
+  router.post('/connect/mastodon', readForm, async (req: Request, res: Response) => {
+    const state = await readState(app, req.query.state, 'MASTODON');
+    if ('refused' in state) return void page(res, 400, 'Cannot connect', `<p>${escape(state.refused)}</p>`);
+    const typed = typeof (req.body as Record<string, unknown> | undefined)?.instance === 'string' ? String((req.body as Record<string, unknown>).instance) : '';
+    const again = (message: string) => page(res, 400, 'Connect a Mastodon account', `<p class="error">${escape(message)}</p>${mastodonForm(req.originalUrl, typed)}`);
+    const host = instanceHost(typed);
+    if (typeof host === 'object') return void again(host.refused);
+    const consent = await mastodonConsentUrl(app, state, host, AbortSignal.timeout(60_000));
+    if (typeof consent === 'object') return void again(consent.refused);
+    // A page that goes on, not a redirect: the page's policy lets forms post to this service only, redirects included.
+    page(res, 200, `Sign in on ${host}`, `<p><a href="${escape(consent)}">Continue to ${escape(host)}</a> to sign in and allow Postwise to post.</p>`, consent);
+  });
+
+  router.get('/oauth/mastodon/callback', async (req: Request, res: Response) => {
+    const result = await completeMastodon(app, new URL(req.originalUrl, app.publicUrl), AbortSignal.timeout(60_000));
+    if ('refused' in result) return void page(res, 400, 'Mastodon was not connected', `<p>${escape(result.refused)}</p>`);
+    connected(res, 'Mastodon', result);
   });
 
   for (const platform of PLATFORMS.filter((p) => platforms[p].publisher?.oauth)) {
@@ -95,7 +122,8 @@ function form(action: string, serviceUrl: string, handle = '') {
 </form>`;
 }
 
-function page(res: Response, status: number, title: string, body: string) {
+function page(res: Response, status: number, title: string, body: string, goTo?: string) {
+  const refresh = goTo ? `<meta http-equiv="refresh" content="0;url=${escape(goTo)}">` : '';
   res
     .status(status)
     .set('cache-control', 'no-store')
@@ -103,7 +131,15 @@ function page(res: Response, status: number, title: string, body: string) {
     .set('referrer-policy', 'no-referrer')
     .set('content-security-policy', "default-src 'none'; form-action 'self'")
     .type('html')
-    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title></head><body><h1>${escape(title)}</h1>${body}</body></html>`);
+    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title>${refresh}</head><body><h1>${escape(title)}</h1>${body}</body></html>`);
+}
+
+function mastodonForm(action: string, typed = '') {
+  return `<form method="post" action="${escape(action)}">
+<p><label>Your server <input name="instance" value="${escape(typed)}" placeholder="mastodon.social" required autocomplete="url"></label>
+<br><small>Where your account is: mastodon.social, hachyderm.io, or your own. You then sign in there and allow Postwise to post.</small></p>
+<p><button type="submit">Continue</button></p>
+</form>`;
 }
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -242,6 +242,63 @@ export async function sendGuarded(
   }
 }
 
+/** What `requestGuarded` answers: whatever the status, with the headers and the body read (capped). */
+export interface GuardedAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  bytes: Buffer;
+}
+
+/**
+ * Any one request under the guard, following no redirect (a 3xx is answered as it is), the body capped at `maxBytes`:
+ * for talking to a server a caller named (a Mastodon instance at connect time). Refusals and failures reject with a
+ * RemoteFetchError, as fetchRemoteFile's do.
+ */
+export async function requestGuarded(
+  url: string,
+  request: { method: string; headers?: Record<string, string>; body?: string; maxBytes: number; timeoutMs: number; allowHosts?: readonly string[]; signal?: AbortSignal },
+): Promise<GuardedAnswer> {
+  const target = checkedUrl(url);
+  const deadline = AbortSignal.timeout(request.timeoutMs);
+  const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
+  try {
+    const trusted = (request.allowHosts ?? []).map(parseAllowHost).some((entry) => entry.matches(target));
+    const response = await open(target, trusted, signal, { method: request.method, headers: request.headers ?? {}, ...(request.body !== undefined && { body: request.body }) });
+    const bytes = await readCapped(response, request.maxBytes, target);
+    return { status: response.statusCode ?? 0, headers: response.headers, bytes };
+  } catch (error) {
+    if (error instanceof RemoteFetchError) throw error;
+    if (request.signal?.aborted) throw request.signal.reason;
+    if (deadline.aborted) throw new RemoteFetchError('TIMEOUT', `${target.host} did not answer within ${request.timeoutMs} ms.`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new RemoteFetchError('UNREACHABLE', `${target.host} could not be reached${code ? ` (${code})` : ''}.`);
+  }
+}
+
+/**
+ * `requestGuarded` in `fetch`'s shape, for libraries that take a fetch (oauth4webapi's `customFetch`): every request
+ * they make goes through the guard.
+ */
+export function guardedFetch(options: { maxBytes: number; timeoutMs: number; allowHosts?: readonly string[] }) {
+  return async (input: URL | string | Request, init: RequestInit = {}): Promise<Response> => {
+    const body = init.body === undefined || init.body === null ? undefined : init.body instanceof URLSearchParams ? init.body.toString() : String(init.body);
+    const answer = await requestGuarded(input instanceof Request ? input.url : String(input), {
+      ...options,
+      method: init.method ?? 'GET',
+      headers: Object.fromEntries(new Headers(init.headers).entries()),
+      ...(body !== undefined && { body }),
+      ...(init.signal ? { signal: init.signal } : {}),
+    });
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (typeof value === 'string') headers.set(name, value);
+      else if (Array.isArray(value)) for (const one of value) headers.append(name, one);
+    }
+    const nullBody = answer.status === 204 || answer.status === 304;
+    return new Response(nullBody ? null : new Uint8Array(answer.bytes), { status: answer.status, headers });
+  };
+}
+
 /** One request on its own connection; resolves with the response head. */
 function open(
   url: URL,

@@ -8,7 +8,7 @@ import { storageInUse } from '../../operations/uploads/upload.js';
 import type { Database, Sql } from '../db/index.js';
 import { rememberThreadLanguages } from '../platforms/detected-languages.js';
 import type { Platform } from '../platforms/index.js';
-import { contentTooLong } from '../platforms/rules.js';
+import { contentTooLong, type InstanceLimits } from '../platforms/rules.js';
 import type { AppContext } from '../registry/context.js';
 import type { Storage } from '../storage/index.js';
 import { enqueuePublish, TASK } from './queue.js';
@@ -49,6 +49,8 @@ interface Channel {
   name: string;
   connectStatus: string;
   tokenStatus: string;
+  /** Its instance's limits (Mastodon), which a text it is given is checked against. */
+  limits: InstanceLimits | null;
 }
 
 type SkipCode = 'PAYMENT_REQUIRED' | 'POST_QUOTA_EXCEEDED' | 'STORAGE_QUOTA_EXCEEDED' | 'INVALID_STATE' | 'CONTENT_TOO_LONG' | 'DUPLICATE_CONTENT' | 'NO_FREE_SLOT';
@@ -81,8 +83,9 @@ export async function runRecycle(db: Database, storage: Storage, ruleId: string,
 
     // Channels are locked (in id order, as createPost does) so that the slot search sees every schedule made for them.
     const channels = await tx<Channel[]>`
-      SELECT id, platform, name, connect_status, token_status FROM integrations
-      WHERE organization_id = ${rule.organizationId} AND id = ANY(${rule.integrationIds}::uuid[]) ORDER BY id FOR NO KEY UPDATE`;
+      SELECT i.id, i.platform, i.name, i.connect_status, i.token_status, mi.limits FROM integrations i
+      LEFT JOIN mastodon_instances mi ON mi.host = i.instance_host
+      WHERE i.organization_id = ${rule.organizationId} AND i.id = ANY(${rule.integrationIds}::uuid[]) ORDER BY i.id FOR NO KEY UPDATE OF i`;
     const order = (id: string) => rule.integrationIds.indexOf(id);
     const sources = await tx<{ id: string; postId: string; integrationId: string; scheduledContent: string }[]>`
       SELECT DISTINCT ON (s.post_id, s.integration_id) s.id, s.post_id, s.integration_id, s.scheduled_content

@@ -3,9 +3,9 @@ import { Icon } from '../components/icon.js';
 import { useState } from 'preact/hooks';
 import { inWords } from '../api.js';
 import { formatBytes, formatNumber } from '../format.js';
-import { rules } from '../platforms.js';
-import { MAX_UPLOAD_BYTES, UPLOAD_IMAGE_TYPES } from '../../platforms/rules.js';
-import type { Channel, Dispatch, MediaItem } from './state.js';
+import { platformLabel } from '../platforms.js';
+import { MAX_UPLOAD_BYTES, rulesFor, UPLOAD_IMAGE_TYPES, type ContentRules } from '../../platforms/rules.js';
+import { pixelsOf, type Channel, type Dispatch, type MediaItem } from './state.js';
 import { fileRefusal, uploadFile, withdrawn } from './upload.js';
 
 let nextKey = 0;
@@ -36,14 +36,15 @@ export function MediaPicker({ media, dispatch, chosen, error }: { media: MediaIt
         (uploadId) => update(key, { uploadId }),
       ).then((result) => {
         if (result.ok) {
-          update(key, { step: 'done', progress: 1, mediaId: result.data.mediaId, variantsStatus: result.data.variantsStatus, publishedBytes: result.data.variants.source?.sizeBytes ?? null });
+          const source = result.data.variants.source;
+          update(key, { step: 'done', progress: 1, mediaId: result.data.mediaId, variantsStatus: result.data.variantsStatus, publishedBytes: source?.sizeBytes ?? null, publishedPixels: pixelsOf(source) });
         } else update(key, { step: 'failed', error: inWords(result.error.message) });
       });
     }
     setRefused(refusals);
   };
 
-  const platforms = [...new Set(chosen.map((channel) => channel.platform))];
+  const ruled = rulesOf(chosen);
   return (
     <fieldset class="media">
       <legend class="visually-hidden">Images</legend>
@@ -86,14 +87,13 @@ export function MediaPicker({ media, dispatch, chosen, error }: { media: MediaIt
           {refusal}
         </p>
       ))}
-      {platforms.length > 0 && media.length > 0 && (
+      {ruled.length > 0 && media.length > 0 && (
         <ul class="media-rules">
-          {platforms.map((platform) => {
-            const { label, limits } = rules[platform];
+          {ruled.map(({ key, label, limits }) => {
             return (
-              <li key={platform}>
+              <li key={key}>
                 <strong>{label}:</strong> at most {limits.images} images
-                {limits.imageTypes.length < UPLOAD_IMAGE_TYPES.length ? `, ${limits.imageTypes.map((type) => type.replace('image/', '').toUpperCase()).join(', ')} only` : ''}
+                {taken(limits).length < UPLOAD_IMAGE_TYPES.length ? `, ${taken(limits).map((type) => type.replace('image/', '').toUpperCase()).join(', ')} only` : ''}
                 {limits.imageBytes ? `, each published at most ${formatNumber(limits.imageBytes)} bytes (made to fit)` : ''}; alt text up to {formatNumber(limits.altText.limit)}{' '}
                 {limits.altText.unit === 'graphemes' ? 'characters' : 'characters (UTF-16)'}.
               </li>
@@ -141,3 +141,26 @@ export function MediaPicker({ media, dispatch, chosen, error }: { media: MediaIt
     </fieldset>
   );
 }
+
+/**
+ * The rules the chosen channels' images are checked by, once each: a platform's, or on Mastodon each instance's (named
+ * by its channels when the chosen ones are on instances with different limits).
+ */
+function rulesOf(chosen: Channel[]): { key: string; label: string; limits: ContentRules['limits'] }[] {
+  const groups = new Map<string, { platform: Channel['platform']; names: string[]; limits: ContentRules['limits'] }>();
+  for (const channel of chosen) {
+    const key = `${channel.platform} ${JSON.stringify(channel.limits ?? null)}`;
+    const group = groups.get(key);
+    if (group) group.names.push(channel.name);
+    else groups.set(key, { platform: channel.platform, names: [channel.name], limits: rulesFor(channel).limits });
+  }
+  const entries = [...groups.entries()];
+  return entries.map(([key, { platform, names, limits }]) => {
+    const label = platformLabel(platform);
+    const shared = entries.filter(([, other]) => other.platform === platform).length > 1;
+    return { key, label: shared ? `${label} (${names.join(', ')})` : label, limits };
+  });
+}
+
+/** The types of upload a platform's (or instance's) rules take. */
+const taken = (limits: ContentRules['limits']) => UPLOAD_IMAGE_TYPES.filter((type) => limits.imageTypes.includes(type));

@@ -2,7 +2,7 @@ import type { Schema } from '../api.js';
 import { formatNumber } from '../format.js';
 import { channelLabel } from '../platforms.js';
 import { isoToZoned, zonedToIso } from '../zoned-time.js';
-import { contentTooLong, mediaRule, measure, rules, threadRefused, type AttachedImage, type Refusal } from '../../platforms/rules.js';
+import { contentTooLong, countedWith, mediaRule, rulesFor, threadRefused, type AttachedImage, type Refusal } from '../../platforms/rules.js';
 
 /**
  * The composer's state apart from its view, pure (no DOM, no request): what the form holds, its transitions (a
@@ -14,8 +14,8 @@ export type Integration = Schema<'Integration'>;
 export type Post = Schema<'Post'>;
 type Schedule = Schema<'Schedule'>;
 export type Action = 'DRAFT' | 'NEXT_WINDOW' | 'SCHEDULED_TIME' | 'PUBLISH_NOW' | 'KEEP';
-/** A channel as the checks and counters need it. */
-export type Channel = Pick<Integration, 'id' | 'name' | 'platform'>;
+/** A channel as the checks and counters need it: on Mastodon, with its instance's limits (the Integration's `limits`). */
+export type Channel = Pick<Integration, 'id' | 'name' | 'platform'> & Partial<Pick<Integration, 'limits'>>;
 
 /** A file being uploaded, or media already attached (editing a post). */
 export interface MediaItem {
@@ -33,6 +33,8 @@ export interface MediaItem {
   uploadId?: string;
   variantsStatus?: AttachedImage['variantsStatus'];
   publishedBytes?: number | null;
+  /** The published variant's width × height, once made (an instance may limit it). */
+  publishedPixels?: number | null;
   altText: string;
 }
 
@@ -187,19 +189,28 @@ export function problems(state: ComposeState, chosen: Channel[], post: Post | un
     const roots = rootsOf(post);
     const edits = textEdits(post, state);
     const live = roots.filter(isEditable);
-    edits.schedules.forEach((edit, index) => add(contentTooLong(`body.schedules[${index}].content`, edit.integration, edit.content)));
+    // A schedule's channel with its limits (the channels listed; a schedule's own summary has none), and what its
+    // settings count with its text (a post's content warning, on Mastodon), as the API checks them.
+    const ruled = (integration: Channel) => chosen.find((channel) => channel.id === integration.id) ?? integration;
+    const context = (id: string) => {
+      const schedule = post.schedules.find((candidate) => candidate.id === id);
+      return schedule?.threadOrder === 0 ? countedWith(schedule.settings) : {};
+    };
+    edits.schedules.forEach((edit, index) => add(contentTooLong(`body.schedules[${index}].content`, ruled(edit.integration), edit.content, 'post', context(edit.id))));
     if (edits.content !== undefined) {
-      for (const root of live) if (follows(post, root) && !edits.schedules.some((edit) => edit.id === root.id)) add(contentTooLong('body.content', root.integration, edits.content));
+      for (const root of live) {
+        if (follows(post, root) && !edits.schedules.some((edit) => edit.id === root.id)) add(contentTooLong('body.content', ruled(root.integration), edits.content, 'post', context(root.id)));
+      }
     }
-    if (firstComment.trim() && firstComment !== (roots[0]?.firstComment ?? '')) for (const root of live) add(contentTooLong('body.firstComment', root.integration, firstComment, 'comment'));
-    for (const root of live) add(mediaRule('body.media', root.integration, images));
+    if (firstComment.trim() && firstComment !== (roots[0]?.firstComment ?? '')) for (const root of live) add(contentTooLong('body.firstComment', ruled(root.integration), firstComment, 'comment'));
+    for (const root of live) add(mediaRule('body.media', ruled(root.integration), images));
   } else {
     const parts = writtenParts(state);
     const own = chosen.filter((channel) => overrides[channel.id] !== undefined).map((channel) => channel.id);
     for (const channel of chosen) {
       if (parts.length) add(threadRefused('rows[0].thread', channel));
       add(contentTooLong(own.includes(channel.id) ? `rows[0].overrides[${own.indexOf(channel.id)}].content` : 'rows[0].content', channel, textFor(state, channel.id)));
-      if (rules[channel.platform].threads) parts.forEach((part, index) => add(contentTooLong(`rows[0].thread[${index}].content`, channel, part)));
+      if (rulesFor(channel).threads) parts.forEach((part, index) => add(contentTooLong(`rows[0].thread[${index}].content`, channel, part)));
       if (firstComment.trim()) add(contentTooLong('rows[0].firstComment', channel, firstComment, 'comment'));
       add(mediaRule('rows[0].media', channel, images));
     }
@@ -351,6 +362,9 @@ export function threadOf(post: Post): string[] {
     .map((schedule) => schedule.scheduledContent);
 }
 
+/** A variant's width × height, or null when it is not made. */
+export const pixelsOf = (variant: { width: number; height: number } | undefined): number | null => (variant ? variant.width * variant.height : null);
+
 function attachedItem(attachment: Post['attachments'][number]): MediaItem {
   const media = attachment.media;
   return {
@@ -364,6 +378,7 @@ function attachedItem(attachment: Post['attachments'][number]): MediaItem {
     mediaId: attachment.mediaId,
     variantsStatus: media?.variantsStatus,
     publishedBytes: media?.variants.source?.sizeBytes ?? null,
+    publishedPixels: pixelsOf(media?.variants.source),
     altText: attachment.altText ?? '',
   };
 }
@@ -380,6 +395,7 @@ function attachedImages(media: MediaItem[]): AttachedImage[] {
     altText: item.altText.trim() || null,
     variantsStatus: item.variantsStatus ?? 'pending',
     publishedBytes: item.publishedBytes ?? null,
+    publishedPixels: item.publishedPixels ?? null,
   }));
 }
 
@@ -401,14 +417,14 @@ export interface Counter {
 }
 
 /**
- * A text counted by the channel's platform rule: the limit nearest to being passed (a platform may count in two units,
+ * A text counted by the channel's rules (its platform's, its instance's limits on Mastodon): the limit nearest to being passed (a platform may count in two units,
  * as Bluesky counts graphemes and bytes), a warning from 90 % of it, and over it the API's own numbers, in words.
  */
 export function counterState({ channel, text, as }: CounterSpec): Counter {
-  const measured = measure(text);
-  const platform = rules[channel.platform];
+  const platform = rulesFor(channel);
+  const measured = platform.measureText(text);
   const limits = platform.limits[as === 'comment' ? 'comment' : 'text'];
-  const nearest = limits.map((limit) => ({ ...limit, used: measured[limit.unit] })).sort((a, b) => b.used / b.limit - a.used / a.limit)[0]!;
+  const nearest = limits.map((limit) => ({ ...limit, used: measured[limit.unit] ?? 0 })).sort((a, b) => b.used / b.limit - a.used / a.limit)[0]!;
   // Over is the API's own judgement (the shared rule), and when over, its numbers are the ones shown.
   const found = platform.checkText(text, as);
   const tone = found ? 'over' : nearest.used >= nearest.limit * 0.9 ? 'warn' : 'ok';

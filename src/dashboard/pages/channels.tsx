@@ -79,6 +79,7 @@ export function ChannelsPage(_props: PageProps) {
               <OAuthConnect
                 platform={platform}
                 explained={connect.explained}
+                asksServer={connect.asksServer ?? false}
                 availability={available.data?.find((item) => item.platform === platform)}
                 error={available.error?.message}
               />
@@ -318,9 +319,22 @@ function ConnectBlueskyForm({ formRef, reconnecting, onConnected }: ConnectBlues
 
 /**
  * An OAuth platform's connect section: its button when this server can connect it, otherwise what the server needs
- * (the settings GET /platforms names, the redirect URI to register) for whoever runs it, and where the docs say more.
+ * (the settings GET /platforms names, the redirect URI to register) for whoever runs it, and where the docs say more;
+ * or, for a platform no setting makes connectable (one this version cannot connect yet), the reason alone.
  */
-function OAuthConnect({ platform, explained, availability, error }: { platform: Platform; explained: string; availability?: PlatformAvailability; error?: string }) {
+function OAuthConnect({
+  platform,
+  explained,
+  asksServer,
+  availability,
+  error,
+}: {
+  platform: Platform;
+  explained: string;
+  asksServer: boolean;
+  availability?: PlatformAvailability;
+  error?: string;
+}) {
   if (error) return <ErrorMessage message={error} />;
   if (!availability) return <Loading what={`whether ${platformLabel(platform)} can be connected`} />;
   const label = platformLabel(platform);
@@ -328,29 +342,32 @@ function OAuthConnect({ platform, explained, availability, error }: { platform: 
     return (
       <>
         <p>{explained}</p>
-        <ConnectButton platform={platform} label={`Continue to ${label}`} />
+        {asksServer ? <ServerConnect platform={platform} /> : <ConnectButton platform={platform} label={`Continue to ${label}`} />}
       </>
     );
   }
   const settings = availability.settings;
+  // Nothing an operator can set: this version cannot connect it yet (GET /platforms says why).
+  if (settings.length === 0) {
+    return (
+      <div class="callout" data-platform-unavailable={platform}>
+        <p>
+          <strong>{availability.unavailableReason ?? `${label} cannot be connected yet`}.</strong>
+        </p>
+      </div>
+    );
+  }
   return (
     <div class="callout" data-platform-unavailable={platform}>
       <p>
-        <strong>{label} cannot be connected on this server yet.</strong>{' '}
-        {settings.length > 0 ? (
-          <>
-            Whoever runs Postwise sets{' '}
-            {settings.map((setting, index) => (
-              <Fragment key={setting}>
-                {index > 0 && (index === settings.length - 1 ? ' and ' : ', ')}
-                <code>{setting}</code>
-              </Fragment>
-            ))}{' '}
-            (the client of a {label} app) and restarts it; {label} is then offered here.
-          </>
-        ) : (
-          availability.unavailableReason
-        )}
+        <strong>{label} cannot be connected on this server yet.</strong> Whoever runs Postwise sets{' '}
+        {settings.map((setting, index) => (
+          <Fragment key={setting}>
+            {index > 0 && (index === settings.length - 1 ? ' and ' : ', ')}
+            <code>{setting}</code>
+          </Fragment>
+        ))}{' '}
+        (the client of a {label} app) and restarts it; {label} is then offered here.
       </p>
       {availability.redirectUri && (
         <p>
@@ -361,6 +378,38 @@ function OAuthConnect({ platform, explained, availability, error }: { platform: 
         How: “{label}” in <code>docs/publishing.md</code>, and “Configuration” in Postwise's <code>README.md</code>.
       </p>
     </div>
+  );
+}
+
+/** A platform on the member's own server (Mastodon): its address, then that server's consent page. */
+function ServerConnect({ platform }: { platform: Platform }) {
+  const connect = useAction();
+  const [instance, setInstance] = useState('');
+  const form = useRef<HTMLFormElement>(null);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const result = await connect.run(() => call(api.POST('/integrations/connect', { body: { platform, instance: instance.trim() } })));
+    if (result.ok) location.assign(result.data.redirectUrl);
+    else focusFirstInvalid(form.current);
+  };
+  return (
+    <form ref={form} onSubmit={submit} noValidate>
+      <Field
+        label="Your server"
+        name="instance"
+        value={instance}
+        onInput={setInstance}
+        required
+        placeholder="mastodon.social"
+        autoComplete="url"
+        hint="Where your account is: mastodon.social, hachyderm.io, or your own server's address."
+        error={errorFor(connect.error, 'instance')}
+      />
+      <ErrorMessage message={formError(connect.error, ['instance'])} />
+      <SubmitButton busy={connect.busy} busyLabel={`Opening your server…`}>
+        {`Continue to your ${platformLabel(platform)} server`}
+      </SubmitButton>
+    </form>
   );
 }
 
