@@ -2,6 +2,8 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { checkAccessibility, launchBrowser, newPage, pageErrors, setOwnerPassword, signIn } from './support/browser.js';
+import { createHash } from 'node:crypto';
+import { photo } from './support/images.js';
 import { startFakeMastodon, type FakeMastodon } from './support/mastodon.js';
 import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
 
@@ -176,6 +178,49 @@ describe('publishing', () => {
     expect(refused.status).toBe('FAILED');
     const [row] = await sql<{ tokenStatus: string }[]>`SELECT token_status FROM integrations WHERE id = ${channel}`;
     expect(row!.tokenStatus).toBe('REVOKED');
+  });
+});
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** An image uploaded through the uploads API, its variants made by the worker. */
+async function upload(bytes: Buffer, fileType: string): Promise<string> {
+  const started = await rest('/uploads/initiate', { method: 'POST', body: { scenarioId: 'post_attachments', fileName: 'image', fileType, fileSize: bytes.length, checksum: sha256(bytes) } });
+  expect(started.status, started.text).toBe(200);
+  expect((await fetch(started.json.signedUrl, { method: 'PUT', body: new Uint8Array(bytes), headers: started.json.requiredHeaders })).status).toBe(200);
+  const complete = () => rest('/uploads/complete', { method: 'POST', body: { uploadId: started.json.uploadId, checksum: sha256(bytes) } });
+  const done = await eventually(complete, (answer) => answer.json.variantsStatus !== 'pending', 20_000);
+  expect(done.json, done.text).toMatchObject({ variantsStatus: 'ready' });
+  return done.json.mediaId as string;
+}
+
+describe('images', () => {
+  it('uploads each image with its alt text, waits for one the server still processes, and attaches them in order', async () => {
+    const channel = await connect('ann');
+    const first = await upload(await photo(1200, 800), 'image/jpeg');
+    const second = await upload(await photo(300, 300, 'png'), 'image/png');
+    fake.processingMs = 1200;
+    const created = await rest('/posts', {
+      method: 'POST',
+      body: {
+        rows: [{ content: 'Two pictures', media: [{ id: first, altText: 'A wide gradient' }, { id: second, altText: 'A square one' }] }],
+        shared: { selectedIntegrations: [channel] },
+        postAction: 'PUBLISH_NOW',
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const [schedule] = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId}`;
+    const state = await settled(schedule!.id);
+    fake.processingMs = 0;
+    expect(state, JSON.stringify(state)).toMatchObject({ status: 'PUBLISHED' });
+    const status = fake.statuses.get(state.platformPostId!)!;
+    const media = status.mediaIds.map((id) => fake.media.get(id)!);
+    expect(media.map((item) => [item.description, item.mimeType])).toEqual([
+      ['A wide gradient', 'image/jpeg'],
+      ['A square one', expect.stringMatching(/^image\//)],
+    ]);
+    // The second was still processing when it was sent: polled until ready (206, then 200), then attached.
+    expect(fake.requests.some((request) => request.method === 'GET' && request.path.startsWith('/api/v1/media/') && request.status === 206)).toBe(true);
   });
 });
 
