@@ -194,6 +194,25 @@ async function upload(bytes: Buffer, fileType: string): Promise<string> {
   return done.json.mediaId as string;
 }
 
+describe('the server\'s limits', () => {
+  it('are read again each day: a server that raises its limit has posts checked by the new one', async () => {
+    const channel = await connect('ann');
+    const long = 'x'.repeat(600);
+    const refused = await rest('/posts', { method: 'POST', body: { rows: [{ content: long }], shared: { selectedIntegrations: [channel] }, postAction: 'DRAFT' } });
+    expect(refused.status).toBe(400);
+    expect(refused.json.message).toMatch(/600 of 500 characters/);
+    fake.limits.max_characters = 1000;
+    try {
+      await sql`SELECT graphile_worker.add_job('refresh-instance-limits', '{}'::json)`;
+      await eventually(async () => (await rest('/integrations')).json.find((i: { id: string }) => i.id === channel).limits.maxCharacters, (limit) => limit === 1000, 15_000);
+      const accepted = await rest('/posts', { method: 'POST', body: { rows: [{ content: long }], shared: { selectedIntegrations: [channel] }, postAction: 'DRAFT' } });
+      expect(accepted.status, accepted.text).toBe(201);
+    } finally {
+      fake.limits.max_characters = 500;
+    }
+  });
+});
+
 describe('images', () => {
   it('uploads each image with its alt text, waits for one the server still processes, and attaches them in order', async () => {
     const channel = await connect('ann');

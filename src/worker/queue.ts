@@ -20,6 +20,7 @@ export const TASK = {
   warnExpiringTokens: 'warn-expiring-tokens',
   pruneEvents: 'prune-events',
   pruneOAuth: 'prune-oauth',
+  refreshInstanceLimits: 'refresh-instance-limits',
   recycleEvergreen: 'recycle-evergreen',
   recycleRule: 'recycle-rule',
 } as const;
@@ -149,6 +150,7 @@ export const CRONTAB = [
   `* * * * * ${TASK.compactPostFacetCounts}`,
   `17 * * * * ${TASK.pruneEvents}`,
   `37 * * * * ${TASK.pruneOAuth}`,
+  `23 4 * * * ${TASK.refreshInstanceLimits}`,
   `7 * * * * ${TASK.warnExpiringTokens}`,
   `*/10 * * * * ${TASK.recycleEvergreen}`,
 ].join('\n');

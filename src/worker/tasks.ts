@@ -6,6 +6,7 @@ import expirePendingSelections from './expire-pending-selections.js';
 import mediaVariants from './media-variants.js';
 import pruneEvents from './prune-events.js';
 import pruneOAuth from './prune-oauth.js';
+import refreshInstanceLimits from './refresh-instance-limits.js';
 import publishSchedule from './publish-schedule.js';
 import recycleEvergreen from './recycle-evergreen.js';
 import recycleRule from './recycle-rule.js';
@@ -23,6 +24,7 @@ const TASKS = [
   compactPostFacetCounts,
   pruneEvents,
   pruneOAuth,
+  refreshInstanceLimits,
   deliverWebhook,
   warnExpiringTokens,
   recycleEvergreen,
