@@ -1,3 +1,4 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
@@ -94,6 +95,22 @@ describe('connecting', () => {
     expect(fake.registrations).toBe(1);
     const after = (await rest('/integrations')).json.filter((i: { platform: string }) => i.platform === 'MASTODON');
     expect(after.map((i: { handle: string }) => i.handle).sort()).toEqual([`@ann@${fake.domain}`, `@bob@${fake.domain}`]);
+  });
+
+  it('an agent starts it over MCP, naming the server: the link is the server\'s consent page', async () => {
+    const mcp = new Client({ name: 'agent', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${service.base}/mcp`), { requestInit: { headers: { 'x-api-key': ws.apiKey } } }));
+    try {
+      const result = await mcp.callTool({ name: 'connectIntegration', arguments: { platform: 'MASTODON', instance: `@ann@${fake.host}` } });
+      expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+      const link = new URL((result.structuredContent as { redirectUrl: string }).redirectUrl);
+      expect(`${link.origin}${link.pathname}`).toBe(`${fake.url}/oauth/authorize`);
+      const refused = await mcp.callTool({ name: 'connectIntegration', arguments: { platform: 'MASTODON', instance: '192.168.1.10' } });
+      expect(refused.isError).toBe(true);
+      expect(JSON.stringify(refused.content)).toMatch(/not a public internet address/);
+    } finally {
+      await mcp.close();
+    }
   });
 
   it('without a server, its own page asks for it, then goes on to the server', async () => {
