@@ -4,6 +4,7 @@ import { TID } from '@atproto/common-web';
 import { postLanguages } from './languages.js';
 import { BLUESKY_MAX_IMAGE_BYTES, blueskyRules } from './rules.js';
 import {
+  deadline,
   noDetail,
   PlatformError,
   type Connection,
@@ -115,7 +116,7 @@ function retryAfterMs(headers: Record<string, string | undefined>): number | und
  */
 function fetchUntil(signal: AbortSignal, timeoutMs: number, send: typeof fetch = fetch): typeof fetch {
   return (input, init) => {
-    const signals = [signal, AbortSignal.timeout(timeoutMs)];
+    const signals = [signal, deadline(timeoutMs)];
     if (init?.signal) signals.push(init.signal);
     return send(input, { ...init, signal: AbortSignal.any(signals) });
   };

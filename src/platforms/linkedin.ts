@@ -2,6 +2,7 @@ import * as oauth from 'oauth4webapi';
 import type { LinkedInConfig } from '../process/config.js';
 import { LINKEDIN_HASHTAG, LINKEDIN_IMAGE_TYPES, linkedinRules } from './rules.js';
 import {
+  deadline,
   noDetail,
   PlatformError,
   type AccountChoice,
@@ -72,7 +73,7 @@ function authorizationServer(config: LinkedInConfig): oauth.AuthorizationServer 
 /** Options for oauth4webapi's requests: plain http only when the operator configured an http URL (a local fake). */
 function requestOptions(config: LinkedInConfig, signal: AbortSignal, send: typeof fetch = fetch, timeoutMs: number) {
   return {
-    signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
+    signal: AbortSignal.any([signal, deadline(timeoutMs)]),
     [oauth.allowInsecureRequests]: config.authUrl.startsWith('http:'),
     [oauth.customFetch]: (url: string, init: RequestInit) => send(url, init),
   };
@@ -143,7 +144,7 @@ async function call(method: string, path: string, { config, token, signal, timeo
         ...(bytes === undefined ? {} : { 'content-type': 'application/octet-stream' }),
       },
       body: bytes ?? (body === undefined ? undefined : JSON.stringify(body)),
-      signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
+      signal: AbortSignal.any([signal, deadline(timeoutMs)]),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

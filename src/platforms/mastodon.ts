@@ -4,6 +4,7 @@ import * as oauth from 'oauth4webapi';
 import { postLanguages } from './languages.js';
 import { mastodonDefaultRules, MASTODON_DEFAULT_LIMITS } from './rules.js';
 import {
+  deadline,
   noDetail,
   PlatformError,
   type FailureDetail,
@@ -95,7 +96,7 @@ const publisher: Publisher = {
     const server: oauth.AuthorizationServer = { issuer: credentials.apiBase, revocation_endpoint: `${credentials.apiBase}/oauth/revoke` };
     try {
       const response = await oauth.revocationRequest(server, { client_id: credentials.clientId }, oauth.ClientSecretPost(credentials.clientSecret), credentials.accessToken, {
-        signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
+        signal: AbortSignal.any([signal, deadline(timeoutMs)]),
         [oauth.allowInsecureRequests]: credentials.apiBase.startsWith('http:'),
         ...(send && { [oauth.customFetch]: (url: string, init: RequestInit) => send(url, init) }),
       });
