@@ -44,8 +44,8 @@ export default defineOperation({
         if (busy) return fail('INVALID_STATE', `Part ${busy.threadOrder} of this thread is PUBLISHING; try again once it is published`);
       }
       // The platform call is made outside any transaction: no row stays locked while the platform answers.
-      const targets = await db<{ id: string; platformPostId: string; createdAt: Date; firstComment: string | null }[]>`
-        SELECT id, platform_post_id, created_at, first_comment FROM schedules
+      const targets = await db<{ id: string; platformPostId: string; createdAt: Date; firstComment: string | null; firstCommentPostId: string | null }[]>`
+        SELECT id, platform_post_id, created_at, first_comment, first_comment_post_id FROM schedules
         WHERE (id = ${id} OR (${published.threadRootScheduleId === null} AND thread_root_schedule_id = ${id}))
           AND status = 'PUBLISHED' AND platform_post_id IS NOT NULL AND platform_deleted_at IS NULL
         ORDER BY thread_order DESC`;
@@ -54,8 +54,11 @@ export default defineOperation({
         // Each platform request is bounded by PLATFORM_TIMEOUT_MS (src/channels/open-account.ts).
         const { account } = await openAccount(context, published.integrationId, new AbortController().signal);
         for (const target of targets) {
-          // A platform that cannot look its comments up (LinkedIn) deletes them with the post.
-          if (target.firstComment && account.lookUp) {
+          // A first comment kept by its id (Mastodon, where a reply outlives its parent), or looked up (Bluesky); a
+          // platform that has neither (LinkedIn) deletes it with the post.
+          if (target.firstCommentPostId) {
+            await account.delete(target.firstCommentPostId);
+          } else if (target.firstComment && account.lookUp) {
             const comment = await account.lookUp({ scheduleId: target.id, createdAt: target.createdAt, kind: 'firstComment' });
             if (comment) await account.delete(comment.id);
           }

@@ -126,8 +126,9 @@ function refreshingWhenRefused(account: PublishingAccount): PublishingAccount {
   return {
     refreshCredentials: () => account.refreshCredentials(),
     publish: again((post) => account.publish(post)),
-    // Absent where the platform cannot be asked (see PublishingAccount.lookUp): the engine reads its absence.
+    // Absent where the platform cannot be asked (see PublishingAccount.lookUp, findSent): the engine reads their absence.
     ...(account.lookUp && { lookUp: again(account.lookUp.bind(account)) }),
+    ...(account.findSent && { findSent: again(account.findSent.bind(account)) }),
     delete: again((postId) => account.delete(postId)),
   };
 }

@@ -1,5 +1,5 @@
 import type { Config } from '../process/config.js';
-import type { ContentRules } from './rules.js';
+import type { ContentRules, InstanceLimits } from './rules.js';
 
 /**
  * The types every adapter shares, kept apart from the list of adapters (index.ts) so an adapter can import them
@@ -79,6 +79,13 @@ export interface OutgoingPost {
    * adapter then reads the platform's "duplicate" refusal as "probably published already", never as a new failure.
    */
   mayExist?: boolean;
+  /** The channel's own limits where they vary by server (a Mastodon instance's, as last read): images are chosen by them. */
+  limits?: InstanceLimits | null;
+  /**
+   * Where the account has no `lookUp`: when this send was marked (post_sent_at, first_comment_sent_at), the same for
+   * every attempt of one send and another after a refusal. Mastodon derives its Idempotency-Key from it.
+   */
+  sentAt?: Date;
 }
 
 /** Where a post's language comes from when its own settings name none: its thread, then its workspace. */
@@ -113,6 +120,12 @@ export interface PublishingAccount {
    * `mayExist`, and relies on the platform refusing a duplicate (see src/worker/publish-schedule.ts).
    */
   lookUp?(key: PostKey): Promise<PublishedPost | null>;
+  /**
+   * Where there is no `lookUp` but the account's posts can be read (Mastodon): the post sent at `post.sentAt` whose answer
+   * was lost, found by what it says and where it replies, or null when the platform has none. The engine asks before it
+   * sends a marked post again, so an unknown outcome is retried like Bluesky's rather than once only.
+   */
+  findSent?(post: OutgoingPost & { sentAt: Date }): Promise<PublishedPost | null>;
   delete(postId: string): Promise<void>;
 }
 
@@ -203,6 +216,12 @@ export function deadline(ms: number): AbortSignal {
   setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms).unref();
   return controller.signal;
 }
+
+/**
+ * `platformCode` of a refusal saying the text is longer than the platform takes: the channel's stored limits are then
+ * read again (a Mastodon instance that lowered its limit), so the next post is checked by the new one.
+ */
+export const TEXT_TOO_LONG = 'TEXT_TOO_LONG';
 
 /** The detail of a failure the platform had no say in (nothing was sent, or this service decided). */
 export const noDetail: FailureDetail = { status: null, platformMessage: null, platformCode: null, traceId: null, raw: null };

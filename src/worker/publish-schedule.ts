@@ -2,10 +2,11 @@ import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Database, Sql } from '../db/index.js';
 import { openAccount, type StoredIntegration } from '../channels/open-account.js';
-import { noDetail, PlatformError, type FailureDetail, type OutgoingImage, type OutgoingPost, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
+import { noDetail, PlatformError, TEXT_TOO_LONG, type FailureDetail, type OutgoingImage, type OutgoingPost, type PostKey, type PublishedPost, type PublishingAccount } from '../platforms/index.js';
 import type { AppContext } from '../registry/context.js';
 import { commentRefused, fail, permanent, storedDetail, type FailingSchedule } from './publish-failures.js';
-import { TASK } from './queue.js';
+import { enqueueInstanceRead, TASK } from './queue.js';
+import { channelLimits, type InstanceLimits } from '../platforms/rules.js';
 import { threadTextOf } from '../platforms/detected-languages.js';
 import { scheduleNotHeld } from '../../operations/posts/approval.js';
 import { scheduleEvents } from '../../operations/events/event.js';
@@ -28,6 +29,9 @@ import { defineTask } from './task.js';
  *   fails the schedule saying the post is probably live. A post the platform confirmed earlier (its id stored) is never
  *   sent again. A first comment is sent at most once: when its answer is lost, or the worker stopped after sending it,
  *   the schedule is PUBLISHED (the post is live) with a failureReason saying the comment may or may not be there.
+ * - An account without `lookUp` that can find what it sent (`findSent`, Mastodon) is asked before a marked post or
+ *   first comment is sent again, and sends it again under the same mark when it has none: its unknown outcomes are
+ *   retried as Bluesky's are. Thread parts retried on their own reply under the ids stored at confirmation.
  */
 
 const Payload = z.strictObject({ scheduleId: z.uuid() });
@@ -61,6 +65,8 @@ interface Claimed extends FailingSchedule {
   languageKnown: boolean;
   /** Set when an attempt sent the first comment to a platform that cannot be asked, and no answer settled it (see sendMarked). */
   firstCommentSentAt: Date | null;
+  /** Its Mastodon instance's limits as last read (null elsewhere, or not read yet). */
+  instanceLimits: Partial<InstanceLimits> | null;
 }
 
 function publishScheduleTask(app: AppContext): Task {
@@ -96,8 +102,9 @@ async function claim(app: AppContext, where: ReturnType<Sql>): Promise<Claimed |
       (SELECT r.settings FROM schedules r WHERE r.id = s.thread_root_schedule_id) AS thread_settings,
       (SELECT o.languages FROM organizations o WHERE o.id = s.organization_id) AS workspace_languages,
       thread.text AS thread_text, d.language AS detected_language, d.text_md5 IS NOT NULL AS language_known,
-      i.platform, i.token_status, i.connect_status, i.credentials
+      i.platform, i.token_status, i.connect_status, i.credentials, mi.limits AS instance_limits
     FROM claimed s JOIN integrations i ON i.id = s.integration_id
+    LEFT JOIN mastodon_instances mi ON mi.host = i.instance_host
     CROSS JOIN LATERAL (SELECT ${threadTextOf(db, db`coalesce(s.thread_root_schedule_id, s.id)`)} AS text) thread
     LEFT JOIN detected_languages d ON d.text_md5 = md5(thread.text)::uuid`;
   return claimed;
@@ -140,14 +147,15 @@ async function publishClaimed(app: AppContext, first: Claimed, signal: AbortSign
   let parent: PublishedPost | undefined;
   try {
     if (schedule.threadRootScheduleId) {
-      if (!account.lookUp) throw permanent(`${label} posts cannot be threaded: publish this part as a post of its own`);
       // A part retried on its own replies under the records of the thread's first post and the part before it (a part
-      // deleted in between is skipped: the thread goes on without it).
-      root = (await account.lookUp(await keyOf(db, threadRoot))) ?? undefined;
+      // deleted in between is skipped: the thread goes on without it): looked up where the platform can be asked, else
+      // as stored when the platform confirmed them.
+      const find = async (id: string) => (account.lookUp ? account.lookUp(await keyOf(db, id)) : confirmedPost(db, id));
+      root = (await find(threadRoot)) ?? undefined;
       const before = await db<{ id: string }[]>`
         SELECT id FROM schedules WHERE thread_root_schedule_id = ${threadRoot} AND thread_order < ${schedule.threadOrder}
         ORDER BY thread_order DESC LIMIT 1`;
-      parent = before[0] ? ((await account.lookUp(await keyOf(db, before[0].id))) ?? undefined) : root;
+      parent = before[0] ? ((await find(before[0].id)) ?? undefined) : root;
       if (!root || !parent) throw permanent(`The ${before[0] ? 'part' : 'post'} this part replies to is not on ${label}: publish it first`);
     }
     for (;;) {
@@ -163,7 +171,9 @@ async function publishClaimed(app: AppContext, first: Claimed, signal: AbortSign
     }
   } catch (error) {
     if (!(error instanceof PlatformError)) throw error; // left PUBLISHING: recoverAbandoned settles it
-    await fail(app, schedule, error, signal, account.lookUp !== undefined);
+    // "Too long" by limits this service thought it met: the instance changed them; read them again now, not tomorrow.
+    if (error.detail.platformCode === TEXT_TOO_LONG) await enqueueInstanceRead(db, schedule.integrationId);
+    await fail(app, schedule, error, signal, account.lookUp !== undefined || account.findSent !== undefined);
   }
 }
 
@@ -186,11 +196,13 @@ async function publishOne(
   const images = schedule.threadOrder === 0 && !confirmed && schedule.hasImages ? await imagesOf(app, schedule.postId) : undefined;
   const { threadSettings, workspaceLanguages, threadText, detectedLanguage, languageKnown } = schedule;
   const languageSources = { threadSettings, workspaceLanguages, threadText, ...(languageKnown && { detected: detectedLanguage }) };
-  const outgoing: OutgoingPost = { key, text: schedule.scheduledContent, settings: schedule.settings, languageSources, replyTo, mayExist, images };
+  const limits = channelLimits(schedule.platform, schedule.instanceLimits);
+  const outgoing: OutgoingPost = { key, text: schedule.scheduledContent, settings: schedule.settings, languageSources, replyTo, mayExist, images, limits };
   const post =
     confirmed ||
-    (schedule.previousAttempt && account.lookUp && (await account.lookUp(key))) ||
-    (account.lookUp ? await account.publish(outgoing) : await sendMarked(app, schedule.id, 'post_sent_at', mayExist, () => account.publish(outgoing)));
+    (account.lookUp
+      ? (schedule.previousAttempt && (await account.lookUp(key))) || (await account.publish(outgoing))
+      : await sendMarked(app, account, schedule.id, 'post_sent_at', schedule.postSentAt, outgoing));
   // Stored the moment the platform confirms, before anything else can fail: what the first comment needs, and where the
   // platform cannot be asked, what keeps a later attempt from sending the post again.
   if (schedule.firstComment || !account.lookUp) {
@@ -210,6 +222,10 @@ async function publishOne(
     try {
       if (account.lookUp) {
         if (!(schedule.previousAttempt && (await account.lookUp(comment.key)))) await account.publish(comment);
+      } else if (account.findSent) {
+        // Kept to be deleted with the post: a reply outlives its parent there (Mastodon).
+        const published = await sendMarked(app, account, schedule.id, 'first_comment_sent_at', schedule.firstCommentSentAt, comment);
+        await db`UPDATE schedules SET first_comment_post_id = ${published.id}, updated_at = now() WHERE id = ${schedule.id}`;
       } else {
         note = await publishCommentOnce(app, account, label, schedule, comment);
       }
@@ -253,7 +269,7 @@ async function publishCommentOnce(
     return maybe('an earlier attempt sent it and its answer was lost (or the worker stopped)', noDetail);
   }
   try {
-    await sendMarked(app, schedule.id, 'first_comment_sent_at', false, () => account.publish(comment));
+    await sendMarked(app, account, schedule.id, 'first_comment_sent_at', null, comment);
     return null;
   } catch (error) {
     if (!(error instanceof PlatformError && error.kind === 'unknown')) throw error;
@@ -263,26 +279,41 @@ async function publishCommentOnce(
 }
 
 /**
- * A send to a platform that cannot be asked, marked in `column` first: the mark stays when the outcome is unknown (or
- * the worker stops), so a later attempt knows this may be there already; a refusal (nothing written) clears it, unless
- * an earlier send had marked it (`marked`): that one may still be there.
+ * A send to a platform that cannot be asked by key, marked in `column` first: the mark stays when the outcome is
+ * unknown (or the worker stops), so a later attempt knows this may be there already; a refusal (nothing written) clears
+ * it, unless an earlier send had left it (`mark`): that one may still be there. Given an earlier mark, an account that
+ * can find what it sent (findSent) is asked first, and when it has nothing, the post is sent again under the same mark
+ * (on Mastodon, the same Idempotency-Key).
  */
-async function sendMarked<T>(
+async function sendMarked(
   app: AppContext,
+  account: PublishingAccount,
   scheduleId: string,
   column: 'post_sent_at' | 'first_comment_sent_at',
-  marked: boolean,
-  send: () => Promise<T>,
-): Promise<T> {
-  if (!marked) await app.db`UPDATE schedules SET ${app.db(column)} = now() WHERE id = ${scheduleId}`;
+  mark: Date | null,
+  post: OutgoingPost,
+): Promise<PublishedPost> {
+  if (mark && account.findSent) {
+    const found = await account.findSent({ ...post, sentAt: mark });
+    if (found) return found;
+  }
+  const sentAt =
+    mark ?? (await app.db<{ sentAt: Date }[]>`UPDATE schedules SET ${app.db(column)} = now() WHERE id = ${scheduleId} RETURNING ${app.db(column)} AS sent_at`)[0]!.sentAt;
   try {
-    return await send();
+    return await account.publish({ ...post, sentAt });
   } catch (error) {
-    if (!marked && !(error instanceof PlatformError && error.kind === 'unknown')) {
+    if (!mark && !(error instanceof PlatformError && error.kind === 'unknown')) {
       await app.db`UPDATE schedules SET ${app.db(column)} = NULL WHERE id = ${scheduleId}`;
     }
     throw error;
   }
+}
+
+/** A post as stored when the platform confirmed it (accounts without `lookUp`), or null while it has not. */
+async function confirmedPost(db: Database | Sql, scheduleId: string): Promise<PublishedPost | null> {
+  const [row] = await db<{ platformPostId: string; releaseUrl: string | null }[]>`
+    SELECT platform_post_id, release_url FROM schedules WHERE id = ${scheduleId} AND platform_post_id IS NOT NULL`;
+  return row ? { id: row.platformPostId, url: row.releaseUrl ?? '', ref: row.platformPostId } : null;
 }
 
 /**

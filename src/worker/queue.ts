@@ -98,6 +98,13 @@ export async function enqueueRefresh(tx: Sql, integrationId: string, expiresAt: 
 /** Removes the refresh of `integrationId`'s token (its credentials forgotten), in the same transaction. */
 export const cancelRefresh = (tx: Sql, integrationId: string): Promise<void> => removeJobs(tx, TASK.refreshCredentials, [integrationId]);
 
+/** Queues a reading of the limits of `integrationId`'s Mastodon instance now (nothing for a channel on no instance). */
+export async function enqueueInstanceRead(tx: Sql, integrationId: string): Promise<void> {
+  await tx`
+    SELECT ${addJob(tx, TASK.refreshInstanceLimits, tx`i.instance_host`, tx`json_build_object('host', i.instance_host)`)}
+    FROM integrations i WHERE i.id = ${integrationId} AND i.instance_host IS NOT NULL`;
+}
+
 /** Queues the variants of `mediaId`, in the transaction that creates it. */
 export async function enqueueVariants(tx: Sql, mediaId: string): Promise<void> {
   const id = value(tx, mediaId);
