@@ -1,11 +1,12 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import postgres from 'postgres';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { checkAccessibility, launchBrowser, newPage, pageErrors, setOwnerPassword, signIn } from './support/browser.js';
 import { createHash } from 'node:crypto';
 import { photo } from './support/images.js';
-import { startFakeMastodon, type FakeMastodon } from './support/mastodon.js';
+import { connectMastodon, followLinks, startFakeMastodon, type FakeMastodon } from './support/mastodon.js';
 import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
 
 /**
@@ -20,7 +21,7 @@ let sql: postgres.Sql;
 
 beforeAll(async () => {
   fake = await startFakeMastodon({ autoConsent: 'ann' });
-  service = await startTestService({ mediaFetchAllowHosts: [fake.host], publishStaleMs: 3000, publishRecoveryIntervalMs: 200 }, { api: true, worker: true });
+  service = await startTestService({ mediaFetchAllowHosts: [fake.host], publishStaleMs: 3000, publishRecoveryIntervalMs: 200, platformTimeoutMs: 2500 }, { api: true, worker: true });
   ws = await service.workspace({ plan: 'business' });
   sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
 });
@@ -33,35 +34,12 @@ afterAll(async () => {
 
 const rest = (path: string, options: { method?: string; body?: unknown } = {}) => call(`${service.api}${path}`, { key: ws.apiKey, ...options });
 
-/** Follows a link as a browser would, through the instance's (auto) consent and back to this service's callback page. */
-async function follow(url: string): Promise<{ status: number; html: string }> {
-  let next = url;
-  for (let hop = 0; hop < 6; hop++) {
-    const answer = await fetch(next, { redirect: 'manual' });
-    const location = answer.headers.get('location');
-    if (answer.status >= 300 && answer.status < 400 && location) {
-      next = new URL(location, next).href;
-      continue;
-    }
-    return { status: answer.status, html: await answer.text() };
-  }
-  throw new Error('too many redirects');
-}
-
-async function connect(account = 'ann'): Promise<string> {
-  fake.autoConsent(account);
-  const link = await rest('/integrations/connect', { method: 'POST', body: { platform: 'MASTODON', instance: fake.host } });
-  expect(link.status, link.text).toBe(200);
-  const page = await follow(link.json.redirectUrl);
-  expect(page.status, page.html).toBe(200);
-  const id = /<code>([0-9a-f-]{36})<\/code>/.exec(page.html)![1]!;
-  return id;
-}
+const connect = (account = 'ann') => connectMastodon(service.api, ws.apiKey, fake, account);
 
 async function publish(row: Record<string, unknown>, integrationId: string, settings?: Record<string, unknown>) {
   const created = await rest('/posts', {
     method: 'POST',
-    body: { rows: [row], shared: { selectedIntegrations: [integrationId], ...(settings && { settings }) }, postAction: 'PUBLISH_NOW' },
+    body: { rows: [{ ...row, ...(settings && { overrides: [{ integrationId, settings }] }) }], shared: { selectedIntegrations: [integrationId] }, postAction: 'PUBLISH_NOW' },
   });
   expect(created.status, created.text).toBe(201);
   const schedules = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId} ORDER BY thread_order`;
@@ -73,6 +51,15 @@ const scheduleState = async (id: string) =>
     SELECT status, platform_post_id, release_url, failure_reason, retry_count FROM schedules WHERE id = ${id}`)[0]!;
 const settled = (id: string) => eventually(() => scheduleState(id), isSettled, 30_000);
 
+/** The instance's limits as the channel's Integration carries them. */
+const limitsOf = async (channel: string) =>
+  ((await rest('/integrations')).json as { id: string; limits: { maxCharacters: number; imageTypes: string[] } }[]).find((one) => one.id === channel)!.limits;
+/** Has the worker read the fake's limits again now (as it does daily, and after a "too long"), until `check` holds. */
+async function readLimitsAgain(channel: string, check: (limits: Awaited<ReturnType<typeof limitsOf>>) => boolean) {
+  await sql`SELECT graphile_worker.add_job('refresh-instance-limits', json_build_object('host', ${fake.host}::text))`;
+  return eventually(() => limitsOf(channel), check, 15_000);
+}
+
 describe('connecting', () => {
   it('names the server: registers Postwise there once, asks with PKCE, and keeps the account with its handle and the server\'s limits', async () => {
     const link = await rest('/integrations/connect', { method: 'POST', body: { platform: 'MASTODON', instance: fake.host } });
@@ -82,7 +69,7 @@ describe('connecting', () => {
     expect(consent.pathname).toBe('/oauth/authorize');
     expect(consent.searchParams.get('code_challenge_method')).toBe('S256');
     expect(consent.searchParams.get('scope')).toBe('read:accounts read:statuses write:statuses write:media');
-    const page = await follow(link.json.redirectUrl);
+    const page = await followLinks(link.json.redirectUrl);
     expect(page.status, page.html).toBe(200);
     expect(page.html).toContain(`@ann@${fake.domain}`);
     const channels = (await rest('/integrations')).json.filter((i: { platform: string }) => i.platform === 'MASTODON');
@@ -126,7 +113,7 @@ describe('connecting', () => {
     const html = await going.text();
     const onward = /<a href="([^"]+)"/.exec(html)![1]!.replace(/&#38;/g, '&');
     expect(new URL(onward).origin).toBe(fake.url);
-    const page = await follow(onward);
+    const page = await followLinks(onward);
     expect(page.status, page.html).toBe(200);
   });
 
@@ -144,49 +131,167 @@ describe('publishing', () => {
   it('publishes text with its content warning, visibility and language once, and a thread as replies', async () => {
     const channel = await connect('ann');
     const [root, part] = await publish(
-      { content: 'Hello from Postwise', thread: [{ content: 'And a reply below it' }] },
+      { content: 'Bonjour de Postwise', thread: [{ content: 'Et une réponse en dessous' }] },
       channel,
-      undefined,
+      { visibility: 'unlisted', spoilerText: 'About Postwise', langs: ['fr-CA'] },
     );
     const state = await settled(root!);
     expect(state, JSON.stringify(state)).toMatchObject({ status: 'PUBLISHED' });
     const status = fake.statuses.get(state.platformPostId!)!;
-    expect(status.text).toBe('Hello from Postwise');
+    expect(status).toMatchObject({ text: 'Bonjour de Postwise', visibility: 'unlisted', spoilerText: 'About Postwise', language: 'fr', inReplyToId: null });
     expect(state.releaseUrl).toBe(`${fake.url}/@ann/${status.id}`);
     expect(status.idempotencyKey).toBeTruthy();
-    if (part) {
-      const reply = await settled(part);
-      expect(fake.statuses.get(reply.platformPostId!)!.inReplyToId).toBe(status.id);
+    // The reply is seen by whom its post is; the content warning stays the post's.
+    const reply = await settled(part!);
+    expect(fake.statuses.get(reply.platformPostId!)).toMatchObject({ inReplyToId: status.id, visibility: 'unlisted', spoilerText: '', language: 'fr' });
+  });
+
+  it('refuses settings Mastodon cannot publish, saying which and what it takes, and creates nothing', async () => {
+    const channel = await connect('ann');
+    const before = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM posts`;
+    for (const [settings, words] of [
+      [{ visibility: 'followers' }, /On Mastodon \(.+\), visibility is public, unlisted, private \(followers only\) or direct \(mentioned people only\), not "followers"/],
+      [{ spoilerText: 42 }, /spoilerText, the content warning, is text/],
+      [{ sensitive: 'yes' }, /sensitive is true or false/],
+      [{ focalPoints: [{ x: 2, y: 0 }] }, /focalPoints is a list/],
+    ] as const) {
+      const refused = await rest('/posts', {
+        method: 'POST',
+        body: { rows: [{ content: 'Checked first', overrides: [{ integrationId: channel, settings }] }], shared: { selectedIntegrations: [channel] }, postAction: 'PUBLISH_NOW' },
+      });
+      expect(refused.status, refused.text).toBe(400);
+      expect(refused.json.code).toBe('VALIDATION_ERROR');
+      expect(refused.json.message).toMatch(/^rows\[0\]\.overrides\[0\]\.settings: /);
+      expect(refused.json.message).toMatch(words);
+    }
+    expect(await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM posts`).toEqual(before);
+    // A change to a scheduled post is checked the same way.
+    const draft = await rest('/posts', { method: 'POST', body: { rows: [{ content: 'A draft' }], shared: { selectedIntegrations: [channel] }, postAction: 'DRAFT' } });
+    const [schedule] = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${draft.json.postId}`;
+    const edited = await rest(`/posts/${draft.json.postId}`, { method: 'PATCH', body: { schedules: [{ id: schedule!.id, settings: { visibility: 'everyone' } }] } });
+    expect(edited.status, edited.text).toBe(400);
+    expect(edited.json.message).toMatch(/^body\.schedules\[0\]\.settings: On Mastodon/);
+  });
+
+  /** Runs a schedule waiting for its retry now rather than after the engine's backoff. */
+  const retryNow = async (id: string, retries = 1) => {
+    const waiting = await eventually(() => scheduleState(id), (state) => state.retryCount === retries && state.status === 'SCHEDULED', 30_000);
+    expect(waiting.status).toBe('SCHEDULED');
+    await sql`SELECT graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', ${id}::uuid), job_key := ${`publish-schedule:${id}`})`;
+    return settled(id);
+  };
+  /** The sends of statuses since the `from`th request (a faulted one has no body: it was answered before it was read). */
+  const sends = (from: number) => fake.requests.slice(from).filter((request) => request.method === 'POST' && request.path === '/api/v1/statuses');
+  const sent = (from: number, text: string) => sends(from).filter((request) => (request.body as { status?: string } | undefined)?.status === text);
+
+  it('an answer lost after the status was made is found among the account\'s statuses, after the key\'s hour too: not sent again', async () => {
+    const channel = await connect('ann');
+    // The instance has forgotten the key by the retry (it keeps one an hour): only reading the account settles it.
+    fake.idempotencyTtlMs = 0;
+    try {
+      const from = fake.requests.length;
+      fake.failNext('statuses', 'drop');
+      const [id] = await publish({ content: 'Sent once, whatever the network did' }, channel);
+      const state = await retryNow(id!);
+      expect(state.status).toBe('PUBLISHED');
+      const made = fake.statusesOf('ann').filter((status) => status.text === 'Sent once, whatever the network did');
+      expect(made).toHaveLength(1);
+      expect(state.platformPostId).toBe(made[0]!.id);
+      expect(sends(from)).toHaveLength(1);
+      // It was read, not guessed: the account's statuses, then the candidate's source.
+      expect(fake.requests.some((request) => request.path === `/api/v1/statuses/${made[0]!.id}/source`)).toBe(true);
+    } finally {
+      fake.idempotencyTtlMs = 3600_000;
     }
   });
 
-  it('an answer lost after the status was made is sent again with the same key: one status', async () => {
+  it('a send answered 503 (nothing made) is not found, and is sent again under the same key: one status', async () => {
     const channel = await connect('ann');
-    const before = fake.statusesOf('ann').length;
-    fake.failNext('statuses', 'drop');
-    const [id] = await publish({ content: 'Sent once, whatever the network did' }, channel);
-    // The unanswered send waits for its retry (the engine's backoff); the retry is run now rather than in a minute.
-    const waiting = await eventually(() => scheduleState(id!), (state) => state.retryCount === 1, 30_000);
-    expect(waiting.status).toBe('SCHEDULED');
-    await sql`SELECT graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', ${id!}::uuid), job_key := ${`publish-schedule:${id!}`})`;
-    const state = await settled(id!);
+    const from = fake.requests.length;
+    fake.failNext('statuses', { status: 503 });
+    const [id] = await publish({ content: 'Refused once by a busy server' }, channel);
+    const state = await retryNow(id!);
     expect(state.status).toBe('PUBLISHED');
-    const made = fake.statusesOf('ann').filter((status) => status.text === 'Sent once, whatever the network did');
-    expect(made).toHaveLength(1);
-    expect(fake.statusesOf('ann').length).toBe(before + 1);
-    const keys = fake.requests.filter((request) => request.method === 'POST' && request.path === '/api/v1/statuses' && JSON.stringify(request.body).includes('Sent once')).map((request) => request.headers['idempotency-key']);
-    expect(keys.length).toBeGreaterThanOrEqual(2);
-    expect(new Set(keys).size).toBe(1);
+    expect(fake.statusesOf('ann').filter((status) => status.text === 'Refused once by a busy server')).toHaveLength(1);
+    const keys = sends(from).map((request) => request.headers['idempotency-key']);
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(keys[1]);
   });
 
-  it('a refusal by the instance fails with its words; a revoked token marks the channel', async () => {
+  it('a send the instance holds unanswered ends at the platform timeout; the status it then made is found, not sent again', async () => {
     const channel = await connect('ann');
+    const from = fake.requests.length;
+    const release = fake.holdNext('statuses');
+    const [id] = await publish({ content: 'Held by a slow server' }, channel);
+    const waiting = await eventually(() => scheduleState(id!), (state) => state.retryCount === 1, 30_000);
+    expect(waiting.failureReason).toMatch(/did not answer in time/);
+    release(); // the server gets to it after all, long after the client gave up
+    await eventually(async () => fake.statusesOf('ann').filter((status) => status.text === 'Held by a slow server'), (made) => made.length === 1);
+    const state = await retryNow(id!);
+    expect(state.status).toBe('PUBLISHED');
+    expect(sends(from)).toHaveLength(1);
+    expect(fake.statusesOf('ann').filter((status) => status.text === 'Held by a slow server')).toHaveLength(1);
+  });
+
+  it('a first comment whose answer was lost is found, not sent again; deleting the post deletes both statuses', async () => {
+    const channel = await connect('ann');
+    const from = fake.requests.length;
+    fake.failNext('statuses', 'answer');
+    fake.failNext('statuses', 'drop');
+    const created = await rest('/posts', {
+      method: 'POST',
+      body: { rows: [{ content: 'A post with a comment below', firstComment: 'The comment below it' }], shared: { selectedIntegrations: [channel] }, postAction: 'PUBLISH_NOW' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const [{ id }] = await sql<[{ id: string }]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId}`;
+    const state = await retryNow(id!);
+    expect(state.status).toBe('PUBLISHED');
+    expect(state.failureReason).toBeNull();
+    expect(sent(from, 'A post with a comment below')).toHaveLength(1);
+    expect(sent(from, 'The comment below it')).toHaveLength(1);
+    const [comment] = fake.statusesOf('ann').filter((status) => status.text === 'The comment below it');
+    expect(comment!.inReplyToId).toBe(state.platformPostId);
+    const [row] = await sql<{ firstCommentPostId: string }[]>`SELECT first_comment_post_id FROM schedules WHERE id = ${id!}`;
+    expect(row!.firstCommentPostId).toBe(comment!.id);
+
+    // A reply outlives its parent on Mastodon: both are deleted.
+    const deleted = await rest(`/schedules/${id}`, { method: 'DELETE' });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(fake.statuses.has(state.platformPostId!)).toBe(false);
+    expect(fake.statuses.has(comment!.id)).toBe(false);
+  });
+
+  it('a thread part retried on its own replies under the part before it', async () => {
+    const channel = await connect('ann');
+    fake.failNext('statuses', 'answer');
+    fake.failNext('statuses', { status: 429, reset: new Date(Date.now() + 500) });
+    const [root, part] = await publish({ content: 'First of two', thread: [{ content: 'Second of two, retried' }] }, channel);
+    const first = await settled(root!);
+    expect(first.status).toBe('PUBLISHED');
+    const second = await retryNow(part!);
+    expect(second.status, second.failureReason ?? '').toBe('PUBLISHED');
+    expect(fake.statuses.get(second.platformPostId!)!.inReplyToId).toBe(first.platformPostId);
+  });
+
+  it('a refusal by the instance fails with its words, and its limits are read again at once; a revoked token marks the channel', async () => {
+    const channel = await connect('ann');
+    const maxCharacters = async () => (await limitsOf(channel)).maxCharacters;
+    expect(await maxCharacters()).toBe(500);
     fake.limits.max_characters = 10;
-    const [id] = await publish({ content: 'Longer than this instance now takes' }, channel);
-    const failed = await settled(id!);
-    fake.limits.max_characters = 500;
-    expect(failed.status).toBe('FAILED');
-    expect(failed.failureReason).toMatch(/character limit of 10/);
+    try {
+      const [id] = await publish({ content: 'Longer than this instance now takes' }, channel);
+      const failed = await settled(id!);
+      expect(failed.status).toBe('FAILED');
+      expect(failed.failureReason).toMatch(/character limit of 10/);
+      // Read again after the refusal, not at the next daily reading: the next post is refused when it is made.
+      await eventually(maxCharacters, (limit) => limit === 10, 15_000);
+      const refused = await rest('/posts', { method: 'POST', body: { rows: [{ content: 'Also longer than ten' }], shared: { selectedIntegrations: [channel] }, postAction: 'PUBLISH_NOW' } });
+      expect(refused.status).toBe(400);
+      expect(refused.json).toMatchObject({ code: 'CONTENT_TOO_LONG', message: expect.stringMatching(/20 of 10 characters/) });
+    } finally {
+      fake.limits.max_characters = 500;
+      await readLimitsAgain(channel, (limits) => limits.maxCharacters === 500);
+    }
 
     // The member revokes Postwise's access in the instance's settings.
     for (const token of fake.tokens.values()) if (token.accountId === fake.accounts.get('ann')!.id) token.revokedAt = new Date();
@@ -239,7 +344,13 @@ describe('images', () => {
     const created = await rest('/posts', {
       method: 'POST',
       body: {
-        rows: [{ content: 'Two pictures', media: [{ id: first, altText: 'A wide gradient' }, { id: second, altText: 'A square one' }] }],
+        rows: [
+          {
+            content: 'Two pictures',
+            media: [{ id: first, altText: 'A wide gradient' }, { id: second, altText: 'A square one' }],
+            overrides: [{ integrationId: channel, settings: { sensitive: true, focalPoints: [{ x: -0.5, y: 0.25 }, null] } }],
+          },
+        ],
         shared: { selectedIntegrations: [channel] },
         postAction: 'PUBLISH_NOW',
       },
@@ -251,12 +362,39 @@ describe('images', () => {
     expect(state, JSON.stringify(state)).toMatchObject({ status: 'PUBLISHED' });
     const status = fake.statuses.get(state.platformPostId!)!;
     const media = status.mediaIds.map((id) => fake.media.get(id)!);
-    expect(media.map((item) => [item.description, item.mimeType])).toEqual([
-      ['A wide gradient', 'image/jpeg'],
-      ['A square one', expect.stringMatching(/^image\//)],
+    expect(media.map((item) => [item.description, item.mimeType, item.focus])).toEqual([
+      ['A wide gradient', 'image/jpeg', { x: -0.5, y: 0.25 }],
+      ['A square one', expect.stringMatching(/^image\//), null],
     ]);
+    expect(status.sensitive).toBe(true);
     // The second was still processing when it was sent: polled until ready (206, then 200), then attached.
     expect(fake.requests.some((request) => request.method === 'GET' && request.path.startsWith('/api/v1/media/') && request.status === 206)).toBe(true);
+  });
+
+  it('sends the version of an image the server takes: a server without WebP gets a transparent PNG itself', async () => {
+    const channel = await connect('ann');
+    const types = fake.limits.supported_mime_types;
+    fake.limits.supported_mime_types = types.filter((type) => type !== 'image/webp');
+    try {
+      await readLimitsAgain(channel, (limits) => !limits.imageTypes.includes('image/webp'));
+      // Transparent: its variant is a WebP, which this server would refuse.
+      const png = await sharp({ create: { width: 320, height: 200, channels: 4, background: { r: 20, g: 90, b: 200, alpha: 0.5 } } }).png().toBuffer();
+      const media = await upload(png, 'image/png');
+      const [variant] = await sql<{ variants: string }[]>`SELECT (variants->'source'->>'objectKey') AS variants FROM media WHERE id = ${media}`;
+      expect(variant!.variants).toMatch(/\.webp$/);
+      const created = await rest('/posts', {
+        method: 'POST',
+        body: { rows: [{ content: 'A see-through picture', media: [{ id: media, altText: 'Half-transparent blue' }] }], shared: { selectedIntegrations: [channel] }, postAction: 'PUBLISH_NOW' },
+      });
+      expect(created.status, created.text).toBe(201);
+      const [schedule] = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId}`;
+      const state = await settled(schedule!.id);
+      expect(state, JSON.stringify(state)).toMatchObject({ status: 'PUBLISHED' });
+      expect(fake.statuses.get(state.platformPostId!)!.mediaIds.map((id) => fake.media.get(id)!.mimeType)).toEqual(['image/png']);
+    } finally {
+      fake.limits.supported_mime_types = types;
+      await readLimitsAgain(channel, (limits) => limits.imageTypes.includes('image/webp'));
+    }
   });
 });
 

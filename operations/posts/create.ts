@@ -13,7 +13,7 @@ import { enqueuePublish } from '../../src/worker/queue.js';
 import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 import { approvalStatus, canSchedule, writtenBy, type ScheduleStatus } from './post.js';
 import { imagesOf, mediaList, missingMedia, setAttachments } from './attachments.js';
-import { contentTooLong, count, mediaRuleViolated, spendQuotas, threadRefused } from './refusals.js';
+import { contentTooLong, count, mediaRuleViolated, settingsRefused, spendQuotas, threadRefused } from './refusals.js';
 import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
 
 const MAX_TEXT = 100_000;
@@ -26,7 +26,12 @@ export const settings = z
   .record(z.string(), z.unknown())
   .refine((value) => !JSON.stringify(value).includes('\\u0000'), 'must not contain the NUL character (\\u0000)')
   .superRefine(checkSettingsLangs)
-  .meta({ description: 'Free-form options for this channel, kept on its schedule as given (the publishing adapters read them).' });
+  .meta({
+    description:
+      'Options for this channel, kept on its schedule (the publishing adapters read them). `langs`: language tags (Bluesky, Mastodon). ' +
+      'LinkedIn: `visibility` CONNECTIONS. Mastodon: `visibility` (public, unlisted, private, direct), `spoilerText` (a content warning, ' +
+      'counted with the text), `sensitive`, `focalPoints` ([{ x, y }] from -1 to 1 per image, or null). A value the platform does not take: 400.',
+  });
 
 const Row = z.strictObject({
   content: content.meta({ description: 'The post\'s text; published on every channel without a content override.' }),
@@ -168,6 +173,9 @@ export default defineOperation({
         for (const channel of channels) {
           const noThreads = row.thread?.length ? threadRefused(`rows[${rowIndex}].thread`, channel!) : undefined;
           if (noThreads) fail('VALIDATION_ERROR', noThreads);
+          const overrideIndex = row.overrides?.findIndex((override) => override.integrationId === channel!.id) ?? -1;
+          const badSettings = settingsRefused(`rows[${rowIndex}].overrides[${overrideIndex}].settings`, channel!, row.overrides?.[overrideIndex]?.settings);
+          if (badSettings) fail('VALIDATION_ERROR', badSettings);
           for (const [field, value, context] of textsFor(row, channel!.id)) {
             const refusal = contentTooLong(`rows[${rowIndex}].${field}`, channel!, value, field === 'firstComment' ? 'comment' : 'post', context);
             if (refusal) fail('CONTENT_TOO_LONG', refusal);

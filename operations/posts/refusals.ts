@@ -4,6 +4,7 @@ import {
   contentTooLong as tooLong,
   mediaRule,
   refusalMessage,
+  settingsRefused as badSettings,
   threadRefused as noThreads,
   type AttachedImage,
   type Refusal,
@@ -31,6 +32,7 @@ export const contentTooLong = (field: string, channel: RuledChannel, text: strin
   message(tooLong(field, channel, text, as, context));
 export const mediaRuleViolated = (field: string, channel: RuledChannel, images: AttachedImage[]) => message(mediaRule(field, channel, images));
 export const threadRefused = (field: string, channel: RuledChannel, part?: number) => message(noThreads(field, channel, part));
+export const settingsRefused = (field: string, channel: RuledChannel, settings: Record<string, unknown> | undefined) => message(badSettings(field, channel, settings));
 
 /**
  * Spends the monthly quota for `posts` per platform, platforms in name order (the lock order every caller keeps,

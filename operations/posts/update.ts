@@ -12,7 +12,7 @@ import { recordPostEvents, recordScheduleEvents } from '../events/event.js';
 import { content, settings } from './create.js';
 import { approvalStatus, canSchedule, type ScheduleStatus } from './post.js';
 import { imagesOf, mediaList, missingMedia, setAttachments } from './attachments.js';
-import { contentTooLong, mediaRuleViolated, spendQuotas, threadRefused } from './refusals.js';
+import { contentTooLong, mediaRuleViolated, settingsRefused, spendQuotas, threadRefused } from './refusals.js';
 import { LOOKAHEAD_DAYS, nextFreeSlots } from './slots.js';
 
 interface LockedSchedule {
@@ -137,6 +137,8 @@ export default defineOperation({
         if (!editable(schedule)) return fail('INVALID_STATE', `body.schedules[${index}]: the schedule ${frozenReason(schedule)}`);
         const noThreads = schedule.threadOrder > 0 ? threadRefused(`body.schedules[${index}]`, schedule, schedule.threadOrder) : undefined;
         if (noThreads) return fail('VALIDATION_ERROR', noThreads);
+        const badSettings = settingsRefused(`body.schedules[${index}].settings`, schedule, edit.settings);
+        if (badSettings) return fail('VALIDATION_ERROR', badSettings);
         if (edit.content !== undefined) check(`body.schedules[${index}].content`, edit.content, schedule, 'post', contextOf(schedule, edit.settings));
         else if (edit.settings && schedule.threadOrder === 0) settingsOnly.push({ index, schedule, settings: edit.settings });
         updates.push(edit);

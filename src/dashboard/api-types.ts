@@ -7763,7 +7763,7 @@ export interface operations {
                             integrationId: string;
                             /** @description Its text instead of the row's. */
                             content?: string;
-                            /** @description Free-form options for this channel, kept on its schedule as given (the publishing adapters read them). */
+                            /** @description Options for this channel, kept on its schedule (the publishing adapters read them). `langs`: language tags (Bluesky, Mastodon). LinkedIn: `visibility` CONNECTIONS. Mastodon: `visibility` (public, unlisted, private, direct), `spoilerText` (a content warning, counted with the text), `sensitive`, `focalPoints` ([{ x, y }] from -1 to 1 per image, or null). A value the platform does not take: 400. */
                             settings?: {
                                 [key: string]: unknown;
                             };
@@ -8368,7 +8368,7 @@ export interface operations {
                         id: string;
                         /** @description Its own text from now on. */
                         content?: string;
-                        /** @description Free-form options for this channel, kept on its schedule as given (the publishing adapters read them). */
+                        /** @description Options for this channel, kept on its schedule (the publishing adapters read them). `langs`: language tags (Bluesky, Mastodon). LinkedIn: `visibility` CONNECTIONS. Mastodon: `visibility` (public, unlisted, private, direct), `spoilerText` (a content warning, counted with the text), `sensitive`, `focalPoints` ([{ x, y }] from -1 to 1 per image, or null). A value the platform does not take: 400. */
                         settings?: {
                             [key: string]: unknown;
                         };

@@ -125,6 +125,8 @@ export interface ContentRules {
   revokes: boolean;
   /** The first rule the images of one post break, for the channel people know as `who` ("Bluesky (Sky)"), or null. */
   checkMedia(images: AttachedImage[], who: string): MediaBreak | null;
+  /** Why a schedule's `settings` cannot be published as they are (a value the platform does not take), or null. */
+  checkSettings?(settings: Record<string, unknown>): string | null;
   /** The limits as numbers, for counters and for saying the rules before anything is submitted. */
   limits: {
     /** The limits a text counts against (each in its unit); a counter shows the first one, nearest its limit. */
@@ -415,6 +417,28 @@ const typeNames = (types: readonly string[]) => {
  * content warning with the post's text), the first comment and thread parts being statuses of their own under the same
  * limit; its images by its numbers, each refusal naming them.
  */
+/** The visibilities a Mastodon status may have (its schedule's `visibility`; the account's default when absent). */
+export const MASTODON_VISIBILITIES = ['public', 'unlisted', 'private', 'direct'] as const;
+export type MastodonVisibility = (typeof MASTODON_VISIBILITIES)[number];
+
+/** An image's focal point on Mastodon: x from left (-1) to right (1), y from bottom (-1) to top (1). */
+const focalPoint = (point: unknown) =>
+  point === null ||
+  (typeof point === 'object' && [(point as { x?: unknown }).x, (point as { y?: unknown }).y].every((value) => typeof value === 'number' && value >= -1 && value <= 1));
+
+/** Mastodon's settings (the adapter reads them: src/platforms/mastodon.ts): each of the type it must be, when given. */
+function checkMastodonSettings({ visibility, spoilerText, sensitive, focalPoints }: Record<string, unknown>): string | null {
+  if (visibility !== undefined && !MASTODON_VISIBILITIES.includes(visibility as MastodonVisibility)) {
+    return `visibility is public, unlisted, private (followers only) or direct (mentioned people only), not ${JSON.stringify(visibility)}`;
+  }
+  if (spoilerText !== undefined && typeof spoilerText !== 'string') return 'spoilerText, the content warning, is text';
+  if (sensitive !== undefined && typeof sensitive !== 'boolean') return 'sensitive is true or false';
+  if (focalPoints !== undefined && !(Array.isArray(focalPoints) && focalPoints.every(focalPoint))) {
+    return 'focalPoints is a list with each image\'s focal point in order, { "x": from -1 (left) to 1 (right), "y": from -1 (bottom) to 1 (top) }, or null for none';
+  }
+  return null;
+}
+
 export function mastodonRules(limits: InstanceLimits): ContentRules {
   const unit: TextUnit = limits.counting === 'strict' ? 'codePoints' : 'mastodon';
   const count = (text: string, context?: TextContext) =>
@@ -430,6 +454,7 @@ export function mastodonRules(limits: InstanceLimits): ContentRules {
       asksServer: true,
     },
     revokes: true,
+    checkSettings: checkMastodonSettings,
     checkText(text, _as, context) {
       const length = count(text, context);
       return length > limits.maxCharacters ? { limit: limits.maxCharacters, length, unit } : null;
@@ -558,6 +583,12 @@ export function mediaRule(field: string, channel: RuledChannel, images: Attached
  * part's `threadOrder` when one part is meant: "LinkedIn (In) has no threads: publish each part as a post of its own,
  * or leave In out".
  */
+/** Why a channel's platform cannot publish a schedule with `settings` (VALIDATION_ERROR), or undefined. */
+export function settingsRefused(field: string, channel: RuledChannel, settings: Record<string, unknown> | undefined): Refusal | undefined {
+  const why = settings && rulesFor(channel).checkSettings?.(settings);
+  return why ? { field, sentence: `On ${named(channel)}, ${why}` } : undefined;
+}
+
 export function threadRefused(field: string, channel: RuledChannel, part?: number): Refusal | undefined {
   if (rulesFor(channel).threads) return undefined;
   const which = part ? `, so thread part ${part + 1} cannot be published` : '';

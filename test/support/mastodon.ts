@@ -127,8 +127,9 @@ export interface FakeRequest {
  * A fault the next request to an endpoint meets, before anything else is checked (a proxy or Rack::Attack answering),
  * or `drop`: the request is carried out (the status made, the token revoked…) and the connection is cut unanswered.
  * Without `html` the answer is Mastodon's JSON; `html: true` answers an HTML page, as a proxy or Rails' 500 page does.
+ * `answer`: none, the request answered as usual (to let requests through before a fault meant for a later one).
  */
-export type MastodonFault = { status: 429 | 500 | 502 | 503; reset?: Date; html?: boolean } | 'drop';
+export type MastodonFault = { status: 429 | 500 | 502 | 503; reset?: Date; html?: boolean } | 'drop' | 'answer';
 export type FaultEndpoint = 'statuses' | 'media' | 'revoke' | 'token';
 
 /** Rate-limit families (docs api/rate-limits.md; the statuses family is Mastodon's RateLimiter, 300 per 3 hours). */
@@ -402,7 +403,7 @@ export async function startFakeMastodon(options: FakeMastodonOptions = {}): Prom
   /** Takes the endpoint's next fault: answers it (true), arranges a drop, or leaves the request alone (false). */
   function faulted(endpoint: FaultEndpoint, req: Request, res: Response): boolean {
     const fault = faults[endpoint].shift();
-    if (!fault) return false;
+    if (!fault || fault === 'answer') return false;
     if (fault === 'drop') {
       // The request is carried out; whatever would be answered, the connection is cut instead.
       res.end = (() => (req.socket.destroy(), res)) as typeof res.end;
@@ -1577,4 +1578,34 @@ function page(title: string, body: string): string {
 /** Doorkeeper's error page: shown, never redirected, when the client or its redirect URI cannot be trusted. */
 function errorPage(error: string, description: string): string {
   return page('An error has occurred', `<p class="error"><code>${escapeHtml(error)}</code></p><p class="description">${escapeHtml(description)}</p>`);
+}
+
+/** Follows a link as a browser would, through the instance's consent (given at once: autoConsent) back to this service's page. */
+export async function followLinks(url: string): Promise<{ status: number; html: string }> {
+  let next = url;
+  for (let hop = 0; hop < 6; hop++) {
+    const answer = await fetch(next, { redirect: 'manual' });
+    const location = answer.headers.get('location');
+    if (answer.status < 300 || answer.status >= 400 || !location) return { status: answer.status, html: await answer.text() };
+    next = new URL(location, next).href;
+  }
+  throw new Error(`too many redirects from ${url}`);
+}
+
+/**
+ * Connects `account` of `fake` as an API client does: POST /integrations/connect naming the server, the link followed to
+ * this service's callback page, which shows the channel's id (answered).
+ */
+export async function connectMastodon(api: string, apiKey: string, fake: FakeMastodon, account = 'ann'): Promise<string> {
+  fake.autoConsent(account);
+  const link = await fetch(`${api}/integrations/connect`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ platform: 'MASTODON', instance: fake.host }),
+  });
+  if (link.status !== 200) throw new Error(`connect answered ${link.status}: ${await link.text()}`);
+  const page = await followLinks(((await link.json()) as { redirectUrl: string }).redirectUrl);
+  const id = /<code>([0-9a-f-]{36})<\/code>/.exec(page.html)?.[1];
+  if (page.status !== 200 || !id) throw new Error(`the callback answered ${page.status}: ${page.html}`);
+  return id;
 }
