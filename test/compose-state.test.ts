@@ -5,6 +5,7 @@ import {
   counterState,
   createBody,
   initialState,
+  mastodonSettings,
   missing,
   patchBody,
   problems,
@@ -95,7 +96,7 @@ const uploaded = (key: string, change: Partial<MediaItem> = {}): MediaItem => ({
 
 describe('the form and its transitions', () => {
   it('starts empty for a new post, for the next free slot', () => {
-    expect(fresh()).toEqual({ selected: [], content: '', overrides: {}, thread: [], firstComment: '', tagIds: [], evergreen: false, media: [], action: 'NEXT_WINDOW', date: '', time: '' });
+    expect(fresh()).toEqual({ selected: [], content: '', overrides: {}, mastodon: {}, thread: [], firstComment: '', tagIds: [], evergreen: false, media: [], action: 'NEXT_WINDOW', date: '', time: '' });
   });
 
   it('chooses channels and lets one go', () => {
@@ -382,6 +383,113 @@ describe('a counter, by the platform’s own rule', () => {
     // The check before submit says what the API would.
     const state = { ...fresh(), selected: ['toot', 'big'], content: 'x'.repeat(600) };
     expect(problems(state, [toot, big], undefined)).toEqual([{ where: 'content', sentence: 'Too long for Mastodon (Toot): 600 of 500 characters' }]);
+  });
+});
+
+describe('a Mastodon channel’s options (visibility, content warning, sensitive images)', () => {
+  const toot: Channel = { id: 'toot', name: 'Toot', platform: 'MASTODON', limits: null };
+  const big: Channel = { id: 'big', name: 'Big', platform: 'MASTODON', limits: { ...MASTODON_DEFAULT_LIMITS, maxCharacters: 11_000 } };
+  /** A post on Toot (with a thread part and other settings of its own) and on Sky, drafts with one image. */
+  const tooted = (settings: Record<string, unknown>, change: Partial<Schedule> = {}) =>
+    ({
+      ...written(),
+      id: 'post-toot',
+      schedules: [
+        schedule('s-toot', toot, { settings, scheduledAt: '2027-01-15T09:30:00.000Z', ...change }),
+        schedule('s-toot-part', toot, { threadRootScheduleId: 's-toot', threadOrder: 1, scheduledContent: 'Part two', settings: {} }),
+        schedule('s-sky', sky, { settings: { visibility: 'private', spoilerText: 'not Bluesky’s' }, scheduledAt: '2027-01-15T09:30:00.000Z' }),
+      ],
+    }) as Post;
+
+  it('are set one by one, and say only what is set, as the settings the publishing adapter reads', () => {
+    const state = run(fresh(), { type: 'mastodon', id: 'toot', change: { visibility: 'private' } }, { type: 'mastodon', id: 'toot', change: { spoilerText: ' Birds ' } });
+    expect(state.mastodon).toEqual({ toot: { visibility: 'private', spoilerText: ' Birds ', sensitive: false } });
+    // The warning as Mastodon keeps it (trimmed); `sensitive` only with images, which it marks.
+    expect(mastodonSettings(state.mastodon.toot!, false)).toEqual({ visibility: 'private', spoilerText: 'Birds' });
+    expect(mastodonSettings({ visibility: null, spoilerText: '  ', sensitive: true }, false)).toEqual({});
+    expect(mastodonSettings({ visibility: null, spoilerText: '', sensitive: true }, true)).toEqual({ sensitive: true });
+    // A new post's form is emptied of them once saved.
+    expect(run(state, { type: 'saved', editing: false }).mastodon).toEqual({});
+  });
+
+  it('are sent as the channel’s override settings, beside or without a text of its own, and only on Mastodon', () => {
+    const state = run(
+      fresh(),
+      { type: 'set', change: { content: 'Hi' } },
+      { type: 'ownText', id: 'big', on: true },
+      { type: 'override', id: 'big', value: 'Hi, Big' },
+      { type: 'mastodon', id: 'toot', change: { visibility: 'private', spoilerText: 'Birds', sensitive: true } },
+      { type: 'mastodon', id: 'big', change: { visibility: 'unlisted' } },
+      // Options set for a channel of another platform (none are offered there) are not sent.
+      { type: 'mastodon', id: 'sky', change: { visibility: 'direct' } },
+    );
+    const body: CreateRequest = createBody(state, [sky, toot, big], ZONE);
+    expect(body.rows[0]!.overrides).toEqual([
+      { integrationId: 'toot', settings: { visibility: 'private', spoilerText: 'Birds' } },
+      { integrationId: 'big', content: 'Hi, Big', settings: { visibility: 'unlisted' } },
+    ]);
+    const withImage = run(state, { type: 'addMedia', item: uploaded('a') });
+    expect(createBody(withImage, [toot], ZONE).rows[0]!.overrides).toEqual([{ integrationId: 'toot', settings: { visibility: 'private', spoilerText: 'Birds', sensitive: true } }]);
+    // Options left at the account's defaults send no override at all.
+    const none = run(fresh(), { type: 'set', change: { content: 'Hi' } }, { type: 'mastodon', id: 'toot', change: { spoilerText: '  ' } });
+    expect(createBody(none, [toot], ZONE).rows[0]).toEqual({ content: 'Hi' });
+  });
+
+  it('count the content warning with the text, against the instance’s limit, where the API counts it', () => {
+    const state = run(fresh(), { type: 'set', change: { content: 'x'.repeat(490) } }, { type: 'mastodon', id: 'toot', change: { spoilerText: 'Spoilers ahead' } }, { type: 'mastodon', id: 'big', change: { spoilerText: 'Spoilers ahead' } });
+    const context = { spoilerText: 'Spoilers ahead' };
+    expect(counterState({ channel: toot, text: state.content, as: 'post', context })).toMatchObject({ tone: 'over', text: 'Toot (Mastodon): 504 / 500 characters, 4 over the limit' });
+    expect(counterState({ channel: big, text: state.content, as: 'post', context })).toMatchObject({ tone: 'ok', text: 'Big (Mastodon): 504 / 11,000 characters', announce: 'Big (Mastodon): 10,496 characters left.' });
+    // Without the warning it fits.
+    expect(counterState({ channel: toot, text: state.content, as: 'post' })).toMatchObject({ tone: 'warn', text: 'Toot (Mastodon): 490 / 500 characters' });
+    expect(problems(state, [toot, big], undefined)).toEqual([{ where: 'content', sentence: 'Too long for Mastodon (Toot): 504 of 500 characters' }]);
+    // A channel with its own text: the refusal names its override, numbered among those the request holds.
+    const own = run(state, { type: 'set', change: { content: 'ok' } }, { type: 'ownText', id: 'big', on: true }, { type: 'override', id: 'big', value: 'y'.repeat(10_990) });
+    expect(problems(own, [toot, big], undefined)).toEqual([{ where: 'channel:big', sentence: 'Too long for Mastodon (Big): 11004 of 11000 characters' }]);
+    expect(createBody(own, [toot, big], ZONE).rows[0]!.overrides!.map((override) => override.integrationId)).toEqual(['toot', 'big']);
+    expect(['rows[0].overrides[1].content', 'rows[0].overrides[0].content', 'rows[0].overrides[0].settings.visibility'].map((path) => whereOf(path, own, [toot, big], undefined))).toEqual([
+      'channel:big',
+      'content',
+      'options:toot',
+    ]);
+  });
+
+  it('are read back from a schedule’s settings, and an edit sends only options that changed, keeping its other settings', () => {
+    const post = tooted({ visibility: 'unlisted', spoilerText: 'Birds', sensitive: true, langs: ['en'] });
+    const state = initialState(post, ZONE);
+    // Only Mastodon's schedules are read (Sky's settings hold no options of the composer).
+    expect(state.mastodon).toEqual({ toot: { visibility: 'unlisted', spoilerText: 'Birds', sensitive: true } });
+    expect(patchBody(state, post, ZONE)).toEqual({});
+    // Something else than an option (or not one Mastodon knows) is no option.
+    expect(initialState(tooted({ visibility: 'everyone', spoilerText: 7, sensitive: 'yes' }), ZONE).mastodon).toEqual({ toot: { visibility: null, spoilerText: '', sensitive: false } });
+
+    const changed = run(state, { type: 'mastodon', id: 'toot', change: { visibility: 'direct', spoilerText: '' } });
+    const body: PatchRequest = patchBody(changed, post, ZONE);
+    // The API replaces a schedule's settings whole: the others (langs) are sent with them. Never to a thread part.
+    expect(body).toEqual({ schedules: [{ id: 's-toot', settings: { langs: ['en'], visibility: 'direct', sensitive: true } }] });
+    // With a text of its own as well: one entry, both.
+    const both = run(changed, { type: 'ownText', id: 'toot', on: true }, { type: 'override', id: 'toot', value: 'Hello, Mastodon' });
+    expect(patchBody(both, post, ZONE).schedules).toEqual([{ id: 's-toot', content: 'Hello, Mastodon', settings: { langs: ['en'], visibility: 'direct', sensitive: true } }]);
+    // Without images, `sensitive` says nothing: dropping it alone is no change.
+    const bare = { ...tooted({ sensitive: true }), attachments: [] } as Post;
+    expect(patchBody(run(initialState(bare, ZONE), { type: 'mastodon', id: 'toot', change: { sensitive: false } }), bare, ZONE)).toEqual({});
+    // A schedule publishing already is not named.
+    const publishing = tooted({ visibility: 'unlisted' }, { status: 'PUBLISHING' });
+    expect(patchBody(run(initialState(publishing, ZONE), { type: 'mastodon', id: 'toot', change: { visibility: 'public' } }), publishing, ZONE)).toEqual({});
+  });
+
+  it('checks an edited content warning where PATCH /posts/{id} checks it, and places its refusal on the options', () => {
+    const post = tooted({}, { scheduledContent: 'Hello' });
+    const warned = run(initialState(post, ZONE), { type: 'mastodon', id: 'toot', change: { spoilerText: 'w'.repeat(496) } });
+    // The warning alone changed: counted with the text the schedule keeps, refused at its settings.
+    expect(patchBody(warned, post, ZONE)).toEqual({ schedules: [{ id: 's-toot', settings: { spoilerText: 'w'.repeat(496) } }] });
+    expect(problems(warned, [toot, sky], post)).toEqual([{ where: 'options:toot', sentence: 'Too long for Mastodon (Toot): 501 of 500 characters' }]);
+    expect(whereOf('body.schedules[0].settings', warned, [toot, sky], post)).toBe('options:toot');
+    // With the post's text changed too, it is counted with the new text, and refused at the text.
+    const longer = run(warned, { type: 'set', change: { content: 'Hello!' } });
+    expect(problems(longer, [toot, sky], post)).toEqual([{ where: 'content', sentence: 'Too long for Mastodon (Toot): 502 of 500 characters' }]);
+    // On an instance that takes 11,000, it fits.
+    expect(problems(longer, [{ ...big, id: 'toot' }, sky], post)).toEqual([]);
   });
 });
 

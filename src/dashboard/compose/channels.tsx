@@ -3,7 +3,7 @@ import { channelLabel } from '../platforms.js';
 import { Link } from '../router.js';
 import { formatDateTime } from '../format.js';
 import { Avatar } from './avatar.js';
-import { hasOwnText, rootsOf, type ComposeState, type Dispatch, type Integration, type Post, type Where } from './state.js';
+import { countedFor, hasOwnText, rootsOf, type ComposeState, type Dispatch, type Integration, type Post, type Where } from './state.js';
 import { countersOf, TextArea } from './text-field.js';
 
 /**
@@ -98,7 +98,7 @@ export function ChannelTexts({ chosen, state, dispatch, errorAt, refusalAt }: { 
                 value={state.overrides[channel.id]!}
                 onInput={(value) => dispatch({ type: 'override', id: channel.id, value })}
                 rows={4}
-                counters={countersOf([channel], state.overrides[channel.id]!)}
+                counters={countersOf([channel], state.overrides[channel.id]!, 'post', (one) => countedFor(state, one))}
                 error={errorAt(`channel:${channel.id}`)}
                 refusal={refusalAt(`channel:${channel.id}`)}
               />

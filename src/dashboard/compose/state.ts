@@ -2,7 +2,18 @@ import type { Schema } from '../api.js';
 import { formatNumber } from '../format.js';
 import { channelLabel } from '../platforms.js';
 import { isoToZoned, zonedToIso } from '../zoned-time.js';
-import { contentTooLong, countedWith, mediaRule, rulesFor, threadRefused, type AttachedImage, type Refusal } from '../../platforms/rules.js';
+import {
+  contentTooLong,
+  countedWith,
+  MASTODON_VISIBILITIES,
+  mediaRule,
+  rulesFor,
+  threadRefused,
+  type AttachedImage,
+  type MastodonVisibility,
+  type Refusal,
+  type TextContext,
+} from '../../platforms/rules.js';
 
 /**
  * The composer's state apart from its view, pure (no DOM, no request): what the form holds, its transitions (a
@@ -38,6 +49,25 @@ export interface MediaItem {
   altText: string;
 }
 
+/** The visibilities a Mastodon status may have (its schedule's `settings.visibility`, as the API checks it). */
+export const VISIBILITIES = MASTODON_VISIBILITIES;
+export type Visibility = MastodonVisibility;
+
+/**
+ * A Mastodon channel's options, as the form holds them: what its schedule's `settings` say to the publishing adapter
+ * (src/platforms/mastodon.ts). Sent only when set (`mastodonSettings`).
+ */
+export interface MastodonOptions {
+  /** `settings.visibility`; null: the account's default. */
+  visibility: Visibility | null;
+  /** `settings.spoilerText`, the content warning, as typed ('' for none); counted with the text, as Mastodon counts it. */
+  spoilerText: string;
+  /** `settings.sensitive`: the images shown only on a click (sent only when the post has images). */
+  sensitive: boolean;
+}
+
+export const NO_MASTODON_OPTIONS: Readonly<MastodonOptions> = Object.freeze({ visibility: null, spoilerText: '', sensitive: false });
+
 /** What the form holds. */
 export interface ComposeState {
   /** The chosen channels' ids (an edited post keeps its own: PATCH cannot add or remove one). */
@@ -46,6 +76,8 @@ export interface ComposeState {
   content: string;
   /** The channels' own texts, by channel id (the row's `overrides`; when editing, a schedule's own content). */
   overrides: Record<string, string>;
+  /** The Mastodon channels' options, by channel id (an override's `settings`; when editing, the schedule's); none set: absent. */
+  mastodon: Record<string, MastodonOptions>;
   /** The thread's parts after the post, in order, as typed (empty ones too). */
   thread: string[];
   firstComment: string;
@@ -67,6 +99,8 @@ export type ComposeEvent =
   /** "Different text for …": on, the channel's own text starts as the post's; off, it is dropped. */
   | { type: 'ownText'; id: string; on: boolean }
   | { type: 'override'; id: string; value: string }
+  /** A Mastodon channel's options changed (visibility, content warning, sensitive images). */
+  | { type: 'mastodon'; id: string; change: Partial<MastodonOptions> }
   | { type: 'addPart' }
   | { type: 'removePart'; index: number }
   | { type: 'part'; index: number; value: string }
@@ -96,6 +130,8 @@ export function compose(state: ComposeState, event: ComposeEvent): ComposeState 
     }
     case 'override':
       return { ...state, overrides: { ...state.overrides, [event.id]: event.value } };
+    case 'mastodon':
+      return { ...state, mastodon: { ...state.mastodon, [event.id]: { ...mastodonOptionsOf(state, event.id), ...event.change } } };
     case 'addPart':
       return state.thread.length < MAX_THREAD_PARTS ? { ...state, thread: [...state.thread, ''] } : state;
     case 'removePart':
@@ -124,6 +160,7 @@ export function initialState(post: Post | undefined, timeZone: string): ComposeS
     selected: roots.map((root) => root.integrationId),
     content: post?.content ?? '',
     overrides: Object.fromEntries(roots.filter((root) => root.scheduledContent !== post!.content).map((root) => [root.integrationId, root.scheduledContent])),
+    mastodon: Object.fromEntries(roots.filter((root) => root.integration.platform === 'MASTODON').map((root) => [root.integrationId, readMastodonOptions(root.settings)])),
     thread: post ? threadOf(post) : [],
     firstComment: roots[0]?.firstComment ?? '',
     tagIds: post?.tagIds ?? [],
@@ -148,6 +185,45 @@ export const hasOwnText = (state: ComposeState, channelId: string) => state.over
 /** The text `channelId` publishes: its own, or the post's. */
 export const textFor = (state: ComposeState, channelId: string) => state.overrides[channelId] ?? state.content;
 
+/** A Mastodon channel's options as the form holds them (none set: the account's defaults). */
+export const mastodonOptionsOf = (state: Pick<ComposeState, 'mastodon'>, channelId: string): MastodonOptions => state.mastodon[channelId] ?? NO_MASTODON_OPTIONS;
+
+/** A schedule's settings read into the options (what is not one of them, or not valid, is left out). */
+export function readMastodonOptions(settings: Record<string, unknown> | null | undefined): MastodonOptions {
+  const visibility = settings?.visibility;
+  const spoilerText = settings?.spoilerText;
+  return {
+    visibility: VISIBILITIES.includes(visibility as Visibility) ? (visibility as Visibility) : null,
+    spoilerText: typeof spoilerText === 'string' ? spoilerText : '',
+    sensitive: settings?.sensitive === true,
+  };
+}
+
+/**
+ * The settings the options set, only those set: the visibility chosen, the content warning written (trimmed, as
+ * Mastodon keeps it), and `sensitive` when asked for and the post has images (it marks images, and nothing else).
+ */
+export function mastodonSettings({ visibility, spoilerText, sensitive }: MastodonOptions, withImages: boolean): Record<string, unknown> {
+  const warning = spoilerText.trim();
+  return { ...(visibility && { visibility }), ...(warning && { spoilerText: warning }), ...(sensitive && withImages && { sensitive: true }) };
+}
+
+const isMastodon = (channel: Pick<Channel, 'platform'>) => channel.platform === 'MASTODON';
+
+/** The settings a new post's schedule on `channel` gets ({} on other platforms than Mastodon, or with no option set). */
+export const settingsFor = (state: ComposeState, channel: Pick<Channel, 'id' | 'platform'>): Record<string, unknown> =>
+  isMastodon(channel) ? mastodonSettings(mastodonOptionsOf(state, channel.id), state.media.length > 0) : {};
+
+/** What the channel counts with its post's text (Mastodon's content warning), as the API counts it from the settings. */
+export const countedFor = (state: ComposeState, channel: Pick<Channel, 'id' | 'platform'>): TextContext => countedWith(settingsFor(state, channel));
+
+/**
+ * The chosen channels that get an entry in the row's `overrides`, in order (the API numbers them so in its refusals):
+ * those with a text of their own, or with settings (a Mastodon channel's options).
+ */
+export const overridden = <T extends Channel>(state: ComposeState, chosen: T[]): T[] =>
+  chosen.filter((channel) => hasOwnText(state, channel.id) || Object.keys(settingsFor(state, channel)).length > 0);
+
 /** The thread parts that are written (an empty one is not sent). */
 export const writtenParts = (state: ComposeState) => state.thread.filter((part) => part.trim() !== '');
 
@@ -165,9 +241,9 @@ const sameList = (a: unknown[], b: unknown[]) => JSON.stringify(a) === JSON.stri
 /**
  * Where a problem is on the form, for showing it under that field: the post's text, a channel's own text
  * (`channel:<integrationId>`), a thread part (`part:<index>`, 0 for the second part), the thread, the first comment,
- * the images; '' for the form as a whole.
+ * the images, a Mastodon channel's options (`options:<integrationId>`: its content warning); '' for the form as a whole.
  */
-export type Where = '' | 'content' | 'thread' | 'firstComment' | 'media' | `channel:${string}` | `part:${number}`;
+export type Where = '' | 'content' | 'thread' | 'firstComment' | 'media' | `channel:${string}` | `part:${number}` | `options:${string}`;
 
 /** Something to change before the post can be sent: where on the form, and a sentence for people. */
 export interface Problem {
@@ -183,33 +259,39 @@ export function problems(state: ComposeState, chosen: Channel[], post: Post | un
   const found: Refusal[] = [];
   const add = (refusal: Refusal | undefined) => void (refusal && found.push(refusal));
   const images = attachedImages(state.media);
-  const { firstComment, overrides } = state;
+  const { firstComment } = state;
   if (post) {
     // Editing: what the PATCH changes, checked where the API checks it; a publishing or published schedule takes nothing.
     const roots = rootsOf(post);
-    const edits = textEdits(post, state);
+    const edits = scheduleEdits(post, state);
+    const contentChanged = state.content !== post.content;
     const live = roots.filter(isEditable);
     // A schedule's channel with its limits (the channels listed; a schedule's own summary has none), and what its
-    // settings count with its text (a post's content warning, on Mastodon), as the API checks them.
+    // settings count with its text (a post's content warning, on Mastodon): the new settings when the edit sends some.
     const ruled = (integration: Channel) => chosen.find((channel) => channel.id === integration.id) ?? integration;
     const context = (id: string) => {
       const schedule = post.schedules.find((candidate) => candidate.id === id);
-      return schedule?.threadOrder === 0 ? countedWith(schedule.settings) : {};
+      return schedule?.threadOrder === 0 ? countedWith(edits.find((edit) => edit.id === id)?.settings ?? schedule.settings) : {};
     };
-    edits.schedules.forEach((edit, index) => add(contentTooLong(`body.schedules[${index}].content`, ruled(edit.integration), edit.content, 'post', context(edit.id))));
-    if (edits.content !== undefined) {
-      for (const root of live) {
-        if (follows(post, root) && !edits.schedules.some((edit) => edit.id === root.id)) add(contentTooLong('body.content', ruled(root.integration), edits.content, 'post', context(root.id)));
+    edits.forEach((edit, index) => edit.content !== undefined && add(contentTooLong(`body.schedules[${index}].content`, ruled(edit.integration), edit.content, 'post', context(edit.id))));
+    const following = contentChanged ? live.filter((root) => follows(post, root) && !edits.some((edit) => edit.id === root.id && edit.content !== undefined)) : [];
+    for (const root of following) add(contentTooLong('body.content', ruled(root.integration), state.content, 'post', context(root.id)));
+    // New settings alone (a content warning written) count with the text the schedule keeps.
+    edits.forEach((edit, index) => {
+      const root = roots.find((candidate) => candidate.id === edit.id);
+      if (root && edit.content === undefined && edit.settings && !following.includes(root)) {
+        add(contentTooLong(`body.schedules[${index}].settings`, ruled(root.integration), root.scheduledContent, 'post', countedWith(edit.settings)));
       }
-    }
+    });
     if (firstComment.trim() && firstComment !== (roots[0]?.firstComment ?? '')) for (const root of live) add(contentTooLong('body.firstComment', ruled(root.integration), firstComment, 'comment'));
     for (const root of live) add(mediaRule('body.media', ruled(root.integration), images));
   } else {
     const parts = writtenParts(state);
-    const own = chosen.filter((channel) => overrides[channel.id] !== undefined).map((channel) => channel.id);
+    const listed = overridden(state, chosen).map((channel) => channel.id);
     for (const channel of chosen) {
       if (parts.length) add(threadRefused('rows[0].thread', channel));
-      add(contentTooLong(own.includes(channel.id) ? `rows[0].overrides[${own.indexOf(channel.id)}].content` : 'rows[0].content', channel, textFor(state, channel.id)));
+      const field = hasOwnText(state, channel.id) ? `rows[0].overrides[${listed.indexOf(channel.id)}].content` : 'rows[0].content';
+      add(contentTooLong(field, channel, textFor(state, channel.id), 'post', countedFor(state, channel)));
       if (rulesFor(channel).threads) parts.forEach((part, index) => add(contentTooLong(`rows[0].thread[${index}].content`, channel, part)));
       if (firstComment.trim()) add(contentTooLong('rows[0].firstComment', channel, firstComment, 'comment'));
       add(mediaRule('rows[0].media', channel, images));
@@ -220,9 +302,9 @@ export function problems(state: ComposeState, chosen: Channel[], post: Post | un
 
 /**
  * The field of the form a request's path names, for a refusal of the composer's own check or of the API:
- * `rows[0].overrides[1].content` is the second chosen channel with a text of its own, `body.schedules[0].content` the
- * schedule the PATCH named first (a thread part, a channel's own text, or the text), `rows[0].thread[0].content`
- * the first part written; '' when it names none of them.
+ * `rows[0].overrides[1].content` is the second chosen channel with an override (a text of its own, or settings),
+ * `body.schedules[0].content` the schedule the PATCH named first (a thread part, a channel's own text, or the text),
+ * `…settings` a Mastodon channel's options, `rows[0].thread[0].content` the first part written; '' when it names none.
  */
 export function whereOf(path: string, state: ComposeState, chosen: Channel[], post: Post | undefined): Where {
   const field = path.replace(/^(?:body\.|rows\[\d+\]\.)/, '');
@@ -240,13 +322,16 @@ export function whereOf(path: string, state: ComposeState, chosen: Channel[], po
     return written[part] === undefined ? 'thread' : `part:${written[part]}`;
   }
   if (field === 'thread') return 'thread';
+  const settings = /^\w+\[\d+\]\.settings/.test(field);
   const override = index('overrides');
   if (override !== undefined) {
-    const channel = chosen.filter((one) => state.overrides[one.id] !== undefined)[override];
-    return channel ? `channel:${channel.id}` : 'content';
+    const channel = overridden(state, chosen)[override];
+    if (channel && settings) return `options:${channel.id}`;
+    return channel && hasOwnText(state, channel.id) ? `channel:${channel.id}` : 'content';
   }
   const named = index('schedules');
-  const schedule = post && named !== undefined ? post.schedules.find((one) => one.id === textEdits(post, state).schedules[named]?.id) : undefined;
+  const schedule = post && named !== undefined ? post.schedules.find((one) => one.id === scheduleEdits(post, state)[named]?.id) : undefined;
+  if (schedule && settings) return `options:${schedule.integrationId}`;
   if (schedule) return schedule.threadOrder > 0 ? `part:${schedule.threadOrder - 1}` : hasOwnText(state, schedule.integrationId) ? `channel:${schedule.integrationId}` : 'content';
   return '';
 }
@@ -290,7 +375,10 @@ export function createBody(state: ComposeState, chosen: Channel[], timeZone: str
   const scheduledAt = scheduledAtOf(state, timeZone);
   const parts = writtenParts(state);
   const media = mediaRefs(state.media);
-  const overrideList = chosen.filter((channel) => overrides[channel.id] !== undefined).map((channel) => ({ integrationId: channel.id, content: overrides[channel.id]! }));
+  const overrideList = overridden(state, chosen).map((channel) => {
+    const settings = settingsFor(state, channel);
+    return { integrationId: channel.id, ...(overrides[channel.id] !== undefined && { content: overrides[channel.id]! }), ...(Object.keys(settings).length && { settings }) };
+  });
   return {
     rows: [
       {
@@ -315,17 +403,17 @@ export function createBody(state: ComposeState, chosen: Channel[], timeZone: str
  */
 export function patchBody(state: ComposeState, post: Post, timeZone: string) {
   const { tagIds, evergreen, action } = state;
-  const edits = textEdits(post, state);
+  const edits = scheduleEdits(post, state);
   const comment = state.firstComment.trim() ? state.firstComment : null;
   const media = mediaRefs(state.media);
   const scheduledAt = scheduledAtOf(state, timeZone);
   return {
-    ...(edits.content !== undefined && { content: edits.content }),
+    ...(state.content !== post.content && { content: state.content }),
     ...(!sameList(tagIds, post.tagIds) && { tagIds }),
     ...(evergreen !== post.isEvergreen && { isEvergreen: evergreen }),
     ...(comment !== (rootsOf(post)[0]?.firstComment ?? null) && { firstComment: comment }),
     ...(!sameList(media, post.attachments.map((a) => ({ id: a.mediaId, ...(a.altText && { altText: a.altText }) }))) && { media }),
-    ...(edits.schedules.length && { schedules: edits.schedules.map(({ id, content }) => ({ id, content })) }),
+    ...(edits.length && { schedules: edits.map(({ id, content, settings }) => ({ id, ...(content !== undefined && { content }), ...(settings && { settings }) })) }),
     ...(action !== 'KEEP' && action !== 'DRAFT' && hasDrafts(post) && { postAction: action, ...(scheduledAt && { scheduledAt }) }),
   };
 }
@@ -351,6 +439,30 @@ export function textEdits(post: Post, { content, overrides, thread }: Pick<Compo
       .filter((schedule) => !(schedule.threadOrder === 0 && follows(post, schedule) && textOf(schedule) === content))
       .map((schedule) => ({ id: schedule.id, content: textOf(schedule), integration: schedule.integration })),
   };
+}
+
+/**
+ * What an edit names in PATCH /posts/{id}'s `schedules`, in the post's order: each changeable schedule whose text
+ * changed (`textEdits`) or, on Mastodon, whose options changed (`settings`: the schedule's settings with the options
+ * as the form now holds them, its other settings kept, since the API replaces them whole).
+ */
+export function scheduleEdits(post: Post, state: ComposeState): { id: string; content?: string; settings?: Record<string, unknown>; integration: Schedule['integration'] }[] {
+  const texts = textEdits(post, state).schedules;
+  const withImages = state.media.length > 0;
+  return post.schedules.filter(isEditable).flatMap((schedule) => {
+    const text = texts.find((edit) => edit.id === schedule.id);
+    const settings = schedule.threadOrder === 0 && isMastodon(schedule.integration) ? changedSettings(schedule.settings, mastodonOptionsOf(state, schedule.integrationId), withImages) : undefined;
+    if (!text && !settings) return [];
+    return [{ id: schedule.id, ...(text && { content: text.content }), ...(settings && { settings }), integration: schedule.integration }];
+  });
+}
+
+/** A schedule's settings with the options as now held, or undefined when those say what its settings say. */
+function changedSettings(stored: Record<string, unknown> | null | undefined, options: MastodonOptions, withImages: boolean): Record<string, unknown> | undefined {
+  const now = mastodonSettings(options, withImages);
+  if (JSON.stringify(now) === JSON.stringify(mastodonSettings(readMastodonOptions(stored), withImages))) return undefined;
+  const { visibility: _visibility, spoilerText: _spoilerText, sensitive: _sensitive, ...others } = stored ?? {};
+  return { ...others, ...now };
 }
 
 /** The post's thread parts after its first schedule, in order. */
@@ -404,6 +516,8 @@ export interface CounterSpec {
   channel: Channel;
   text: string;
   as: 'post' | 'comment';
+  /** What the channel counts with the text (a Mastodon post's content warning: `countedFor`). */
+  context?: TextContext;
 }
 
 export interface Counter {
@@ -417,16 +531,17 @@ export interface Counter {
 }
 
 /**
- * A text counted by the channel's rules (its platform's, its instance's limits on Mastodon): the limit nearest to being passed (a platform may count in two units,
- * as Bluesky counts graphemes and bytes), a warning from 90 % of it, and over it the API's own numbers, in words.
+ * A text counted by the channel's rules (its platform's, its instance's limits on Mastodon, with the content warning
+ * on a Mastodon post): the limit nearest to being passed (a platform may count in two units, as Bluesky counts
+ * graphemes and bytes), a warning from 90 % of it, and over it the API's own numbers, in words.
  */
-export function counterState({ channel, text, as }: CounterSpec): Counter {
+export function counterState({ channel, text, as, context }: CounterSpec): Counter {
   const platform = rulesFor(channel);
-  const measured = platform.measureText(text);
+  const measured = platform.measureText(text, context);
   const limits = platform.limits[as === 'comment' ? 'comment' : 'text'];
   const nearest = limits.map((limit) => ({ ...limit, used: measured[limit.unit] ?? 0 })).sort((a, b) => b.used / b.limit - a.used / a.limit)[0]!;
   // Over is the API's own judgement (the shared rule), and when over, its numbers are the ones shown.
-  const found = platform.checkText(text, as);
+  const found = platform.checkText(text, as, context);
   const tone = found ? 'over' : nearest.used >= nearest.limit * 0.9 ? 'warn' : 'ok';
   const who = channelLabel(channel);
   const shown = found ? { used: found.length, limit: found.limit, label: limits.find((limit) => limit.unit === found.unit)?.label ?? found.unit } : nearest;

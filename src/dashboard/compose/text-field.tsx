@@ -68,5 +68,9 @@ export function TextArea({ label, value, onInput, rows, hint, optional, counters
   );
 }
 
-/** The counters of `text` for each of `channels`. */
-export const countersOf = (channels: CounterSpec['channel'][], text: string, as: CounterSpec['as'] = 'post'): CounterSpec[] => channels.map((channel) => ({ channel, text, as }));
+/**
+ * The counters of `text` for each of `channels`; `contextOf`, what a channel counts with it (a Mastodon post's content
+ * warning, `countedFor` in state.ts).
+ */
+export const countersOf = (channels: CounterSpec['channel'][], text: string, as: CounterSpec['as'] = 'post', contextOf?: (channel: CounterSpec['channel']) => CounterSpec['context']): CounterSpec[] =>
+  channels.map((channel) => ({ channel, text, as, ...(contextOf && { context: contextOf(channel) }) }));

@@ -9,7 +9,32 @@ import { Outcome, Problems, SubmitError } from '../compose/outcome.js';
 import { PostPreview } from '../compose/preview.js';
 import { EvergreenChoice } from '../compose/evergreen.js';
 import { isHistory, PublishedPost } from '../compose/published.js';
-import { chosenOf, compose, createBody, hasOwnText, initialState, missing, patchBody, problemAt, problems, summaryOf, textFor, whereOf, writtenParts, type Action, type Integration, type Post, type Problem, type Where } from '../compose/state.js';
+import { MastodonOptionsList, VISIBILITY_LABELS } from '../compose/mastodon.js';
+import {
+  chosenOf,
+  compose,
+  countedFor,
+  createBody,
+  hasOwnText,
+  initialState,
+  missing,
+  patchBody,
+  problemAt,
+  problems,
+  settingsFor,
+  summaryOf,
+  textFor,
+  whereOf,
+  writtenParts,
+  type Action,
+  type ComposeState,
+  type Integration,
+  type Post,
+  type Problem,
+  type Visibility,
+  type Where,
+} from '../compose/state.js';
+import type { PreviewSettings } from '../compose/preview.js';
 import { TagPicker } from '../compose/tags.js';
 import { countersOf, TextArea } from '../compose/text-field.js';
 import { ThreadFields } from '../compose/thread.js';
@@ -145,7 +170,12 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
           onInput={(value) => dispatch({ type: 'set', change: { content: value } })}
           rows={4}
           hint={chosen.length > 1 ? 'Published on every channel that has no text of its own.' : undefined}
-          counters={countersOf(chosen.filter((channel) => !hasOwnText(state, channel.id)), content)}
+          counters={countersOf(
+            chosen.filter((channel) => !hasOwnText(state, channel.id)),
+            content,
+            'post',
+            (channel) => countedFor(state, channel),
+          )}
           error={at('content')}
           refusal={refusedAt('content')}
         />
@@ -153,6 +183,8 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
         <ChannelTexts chosen={chosen} state={state} dispatch={dispatch} errorAt={at} refusalAt={refusedAt} />
 
         <MediaPicker media={state.media} dispatch={dispatch} chosen={chosen} error={bothAt('media')} />
+
+        <MastodonOptionsList chosen={chosen} state={state} post={post} dispatch={dispatch} errorAt={at} refusalAt={refusedAt} />
 
         {/* What a post may also have, folded until used: the parts in use first, then the buttons that add the others. */}
         <div class="compose-extras">
@@ -226,11 +258,22 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
             thread={parts}
             firstComment={firstComment}
             images={state.media.map((item) => ({ key: item.key, src: item.src, alt: item.altText }))}
+            shown={previewSettings(state, channel)}
           />
         ))}
       </section>
     </div>
   );
+}
+
+/** How a channel's settings show in its preview: a Mastodon post's content warning, sensitive images and visibility. */
+function previewSettings(state: ComposeState, channel: Integration): PreviewSettings {
+  const { spoilerText, sensitive, visibility } = settingsFor(state, channel);
+  return {
+    ...(typeof spoilerText === 'string' && { warning: spoilerText }),
+    ...(sensitive === true && { sensitive: true }),
+    ...(typeof visibility === 'string' && { audience: VISIBILITY_LABELS[visibility as Visibility] }),
+  };
 }
 
 /** A fresh Idempotency-Key: a UUID where the browser makes one (secure contexts), else 128 random bits in hex. */
