@@ -11,7 +11,7 @@ export interface Workspace {
   apiKey: string;
 }
 
-export type Platform = 'BLUESKY' | 'LINKEDIN';
+export type Platform = 'BLUESKY' | 'LINKEDIN' | 'MASTODON';
 
 /**
  * `npm run admin -- ...` without npm in between: the same script (src/admin/main.ts under tsx), but one node
@@ -45,6 +45,7 @@ export async function defineGenerousPlan(env: NodeJS.ProcessEnv, name: string, a
     '--storage-bytes', String(allowance),
     '--quota', `BLUESKY=${allowance}`,
     '--quota', `LINKEDIN=${allowance}`,
+    '--quota', `MASTODON=${allowance}`,
   ]);
 }
 

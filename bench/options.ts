@@ -26,7 +26,8 @@ export interface Options {
 
 const usage = `Usage: npm run bench -- [--quick] [--only http|publishing|lists|webhooks|recycle|tools] [--runs N] [--warmup SECONDS] [--duration SECONDS]
                           [--calendar-schedules N] [--soak SECONDS] [--publish-schedules N] [--pds-schedules N]
-                          [--publish-spread SECONDS] [--platform-latency MS] [--list-posts N] [--recycle-posts N] [--recycle-runs N]
+                          [--mastodon-schedules N] [--publish-spread SECONDS] [--platform-latency MS] [--list-posts N]
+                          [--recycle-posts N] [--recycle-runs N]
 
   --quick                 one short run per scenario (1 s warm-up, 2 s measured), a calendar of 20,000 schedules,
                           a 20 s soak, and 200 schedules (50 on the PDS) due within 10 s, as a smoke test; results
@@ -44,6 +45,7 @@ const usage = `Usage: npm run bench -- [--quick] [--only http|publishing|lists|w
   --soak SECONDS          how long the soak of keys at their rate limits runs (180 s, or 20 s with --quick)
   --publish-schedules N   schedules of each publishing set against the loopback endpoint (1,000 unless --quick)
   --pds-schedules N       the same against the real PDS (1,000 unless --quick)
+  --mastodon-schedules N  the same against the strict fake Mastodon instance (1,000 unless --quick: 200)
   --publish-spread S      the delay set is due evenly within S seconds (60 unless --quick)`;
 
 export function parseOptions(argv: string[]): Options {
@@ -61,6 +63,7 @@ export function parseOptions(argv: string[]): Options {
         only: { type: 'string' },
         'publish-schedules': { type: 'string' },
         'pds-schedules': { type: 'string' },
+        'mastodon-schedules': { type: 'string' },
         'publish-spread': { type: 'string' },
         'list-posts': { type: 'string' },
         'platform-latency': { type: 'string' },
@@ -80,8 +83,8 @@ export function parseOptions(argv: string[]): Options {
   }
   // A smaller calendar keeps the quick pass (CI runs it) fast: the bulk insert of a million rows takes minutes.
   const defaults = values.quick
-    ? { runs: 1, warmup: 1, duration: 2, calendarSchedules: 20_000, soak: 20, publishSchedules: 200, pdsSchedules: 50, publishSpread: 10, listPosts: 5_000, webhookEvents: 200, recyclePosts: 500, recycleRuns: 3 }
-    : { runs: 3, warmup: 3, duration: 10, calendarSchedules: 1_000_000, soak: 180, publishSchedules: 1000, pdsSchedules: 1000, publishSpread: 60, listPosts: 100_000, webhookEvents: 1000, recyclePosts: 10_000, recycleRuns: 20 };
+    ? { runs: 1, warmup: 1, duration: 2, calendarSchedules: 20_000, soak: 20, publishSchedules: 200, pdsSchedules: 50, mastodonSchedules: 200, publishSpread: 10, listPosts: 5_000, webhookEvents: 200, recyclePosts: 500, recycleRuns: 3 }
+    : { runs: 3, warmup: 3, duration: 10, calendarSchedules: 1_000_000, soak: 180, publishSchedules: 1000, pdsSchedules: 1000, mastodonSchedules: 1000, publishSpread: 60, listPosts: 100_000, webhookEvents: 1000, recyclePosts: 10_000, recycleRuns: 20 };
   if (values.only !== undefined && !['http', 'publishing', 'lists', 'webhooks', 'recycle', 'tools'].includes(values.only)) {
     console.error(`--only must be http, publishing, lists, webhooks, recycle or tools, got "${values.only}"\n\n${usage}`);
     process.exit(2);
@@ -109,6 +112,7 @@ export function parseOptions(argv: string[]): Options {
     publishing: {
       schedules: positive('publish-schedules', values['publish-schedules'], defaults.publishSchedules),
       pdsSchedules: positive('pds-schedules', values['pds-schedules'], defaults.pdsSchedules),
+      mastodonSchedules: positive('mastodon-schedules', values['mastodon-schedules'], defaults.mastodonSchedules),
       spreadSeconds: positive('publish-spread', values['publish-spread'], defaults.publishSpread),
       platformLatencyMs: positive('platform-latency', values['platform-latency'], 200),
     },

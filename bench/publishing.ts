@@ -4,7 +4,9 @@
  * the same run, on the same database, with the same concurrency and polling interval. The engine runs as `npm start`
  * runs it (the bench's service process); the platform is first a minimal loopback endpoint in XRPC's shapes
  * (bench/loopback-platform.ts: the platform's own speed is not the engine's), then a real PDS (@atproto/pds, as the
- * tests start it), for a second figure.
+ * tests start it), for a second figure, then Mastodon: the strict fake instance of the tests (test/support/mastodon.ts),
+ * connected as a member connects (POST /integrations/connect, the instance's consent), published to through the real
+ * adapter and `masto`, each status checked to have been made exactly once.
  *
  * Each target gets two sets of schedules (after 20 published to warm up), created through REST (POST /posts, 50 rows a request, far ahead), then
  * made due with SQL the way a reschedule does it (scheduled_at and the job's run_at in one statement):
@@ -22,6 +24,7 @@ import { Logger, run as runWorker } from 'graphile-worker';
 import postgres from 'postgres';
 import { loadConfig, type Config } from '../src/process/config.js';
 import { runnerSettings } from '../src/worker/index.js';
+import { startFakeMastodon, type FakeMastodon } from '../test/support/mastodon.js';
 import { startPds } from '../test/support/pds.js';
 import { bootstrap, connectBluesky, defineGenerousPlan } from './admin.js';
 import type { Database } from './calendar.js';
@@ -33,6 +36,8 @@ export interface PublishingOptions {
   schedules: number;
   /** Schedules of each set against the real PDS. */
   pdsSchedules: number;
+  /** Schedules of each set against the fake Mastodon instance. */
+  mastodonSchedules: number;
   /** The delay set is due evenly within this many seconds. */
   spreadSeconds: number;
   /** How long the slow loopback platform takes to answer each record (a real platform's 100–500 ms). */
@@ -40,11 +45,29 @@ export interface PublishingOptions {
 }
 
 export interface TargetFigures {
-  id: 'loopback' | 'loopback-slow' | 'pds';
+  id: 'loopback' | 'loopback-slow' | 'pds' | 'mastodon';
   title: string;
+  /** The platform the target's channel is on. */
+  platform: 'BLUESKY' | 'MASTODON';
   delay: { schedules: number; spreadSeconds: number; p50Ms: number; p99Ms: number; maxMs: number };
   /** The set due at one instant: how fast it all went, and each schedule's delay past that instant until it was sent. */
   throughput: { schedules: number; seconds: number; perSecond: number; p50DelayMs: number; p99DelayMs: number };
+  /** Mastodon's: what the instance saw of the target's schedules (checkedOnce). */
+  once?: MastodonOnce;
+}
+
+/**
+ * What the fake instance saw of a Mastodon target's schedules, all of its sets and its warm-up: each must be one status
+ * (its own text, its own Idempotency-Key, the id the schedule recorded). `sends` counts the POST /api/v1/statuses that
+ * reached the instance, `resends` those beyond one a key (a retry under the same key, which the instance answers with
+ * the status already made), and `answers` every answer of the instance during the target by method, path and status.
+ */
+export interface MastodonOnce {
+  schedules: number;
+  statuses: number;
+  sends: number;
+  resends: number;
+  answers: Record<string, number>;
 }
 
 export interface JobRate {
@@ -129,6 +152,29 @@ export async function measurePublishing(
   } finally {
     await pds.stop();
   }
+
+  progress('publishing: starting a fake Mastodon instance on loopback');
+  // Mastodon's documented limits (300 requests per 5 minutes, 300 statuses per 3 hours an account) would stop a set of
+  // more than 300 schedules at 429 until the window ends (up to 3 hours): raised here, as the engine is measured, not them.
+  const unlimited = { limit: 1_000_000_000, periodMs: 3600_000 };
+  const instance = await startFakeMastodon({ autoConsent: 'ann', rateLimits: { api: unlimited, statuses: unlimited, media: unlimited, deletes: unlimited } });
+  try {
+    const target = await connectMastodon(service, instance);
+    const requestsBefore = instance.requests.length;
+    const figures = await measureTarget(
+      'mastodon',
+      'Engine → Mastodon (the strict fake instance on loopback, `masto`)',
+      target,
+      options.mastodonSchedules,
+      options.spreadSeconds,
+      database.sql,
+      progress,
+      async () => sentAtOnInstance(instance),
+    );
+    targets.push({ ...figures, once: await checkedOnce(database.sql, target.integrationId, instance, requestsBefore) });
+  } finally {
+    await instance.close();
+  }
   return { workerConcurrency: config.workerConcurrency, pollIntervalMs: config.workerPollIntervalMs, emptyJobs, floorJobs, idle, targets };
 }
 
@@ -150,16 +196,47 @@ async function idleTransactionRate(sql: postgres.Sql, seconds: number): Promise<
 }
 
 interface Target {
+  platform: TargetFigures['platform'];
   serviceUrl: string;
   apiKey: string;
   integrationId: string;
+}
+
+/**
+ * A workspace of its own, with one Mastodon channel connected as a member connects it: POST /integrations/connect
+ * naming the instance (read and registered through the fetch guard: the bench's service allows 127.0.0.1 by
+ * MEDIA_FETCH_ALLOW_HOSTS), the instance's consent (given at once by the fake, as ann), and the service's callback page,
+ * which names the channel.
+ */
+async function connectMastodon(service: { url: string; env: NodeJS.ProcessEnv }, instance: FakeMastodon): Promise<Target> {
+  const workspace = await bootstrap(service.env, PLAN);
+  const response = await fetch(`${service.url}/api/v1/integrations/connect`, {
+    method: 'POST',
+    headers: { 'x-api-key': workspace.apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ platform: 'MASTODON', instance: instance.host }),
+  });
+  if (response.status !== 200) throw new Error(`POST /integrations/connect (Mastodon): status ${response.status}: ${await response.text()}`);
+  let next = ((await response.json()) as { redirectUrl: string }).redirectUrl;
+  for (let hop = 0; hop < 6; hop++) {
+    const answer = await fetch(next, { redirect: 'manual' });
+    const location = answer.headers.get('location');
+    if (answer.status >= 300 && answer.status < 400 && location) {
+      next = new URL(location, next).href;
+      continue;
+    }
+    const page = await answer.text();
+    const integrationId = /<code>([0-9a-f-]{36})<\/code>/.exec(page)?.[1];
+    if (answer.status !== 200 || !integrationId) throw new Error(`connecting Mastodon: the callback answered ${answer.status}: ${page.slice(0, 300)}`);
+    return { platform: 'MASTODON', serviceUrl: service.url, apiKey: workspace.apiKey, integrationId };
+  }
+  throw new Error('connecting Mastodon: more than 6 redirects');
 }
 
 /** A workspace of its own, with one Bluesky channel connected (admin connect-bluesky) to the account at `serviceUrl`. */
 async function connectTarget(service: { url: string; env: NodeJS.ProcessEnv }, serviceUrl: string, handle: string, appPassword: string): Promise<Target> {
   const workspace = await bootstrap(service.env, PLAN);
   const integrationId = await connectBluesky(service.env, workspace.workspaceId, handle, appPassword, serviceUrl);
-  return { serviceUrl: service.url, apiKey: workspace.apiKey, integrationId };
+  return { platform: 'BLUESKY', serviceUrl: service.url, apiKey: workspace.apiKey, integrationId };
 }
 
 async function measureTarget(
@@ -196,6 +273,7 @@ async function measureTarget(
   return {
     id,
     title,
+    platform: target.platform,
     delay: { schedules, spreadSeconds, p50Ms: percentile(delays, 50), p99Ms: percentile(delays, 99), maxMs: delays.at(-1)! },
     throughput: { schedules, seconds, perSecond: schedules / seconds, p50DelayMs: percentile(burst, 50), p99DelayMs: percentile(burst, 99) },
   };
@@ -377,6 +455,66 @@ async function sentAtOnPds(agent: AtpAgent, did: string): Promise<Map<string, nu
     cursor = data.records.length === 100 ? data.cursor : undefined;
   } while (cursor);
   return sentAt;
+}
+
+/**
+ * When each status reached the instance, by status id: the first POST /api/v1/statuses that carried its Idempotency-Key
+ * (the fake notes a request when its headers are read, in this process, on the same clock as `scheduledAt`).
+ */
+function sentAtOnInstance(instance: FakeMastodon): Map<string, number> {
+  const firstSend = new Map<string, number>();
+  for (const request of instance.requests) {
+    const key = request.headers['idempotency-key'];
+    if (request.method !== 'POST' || request.path !== '/api/v1/statuses' || !key || firstSend.has(key)) continue;
+    firstSend.set(key, request.at.getTime());
+  }
+  const sentAt = new Map<string, number>();
+  for (const status of instance.statuses.values()) {
+    const at = status.idempotencyKey ? firstSend.get(status.idempotencyKey) : undefined;
+    if (at !== undefined) sentAt.set(status.id, at);
+  }
+  return sentAt;
+}
+
+/**
+ * Every schedule of the channel published exactly once: PUBLISHED with the id of a status of the account that no other
+ * schedule has, as many statuses as schedules, each text (which numbers its post) once, each Idempotency-Key on one
+ * status. Throws what is wrong; answers what the instance saw since request `from`.
+ */
+async function checkedOnce(sql: postgres.Sql, integrationId: string, instance: FakeMastodon, from: number): Promise<MastodonOnce> {
+  const schedules = await sql<{ id: string; status: string; platformPostId: string | null }[]>`
+    SELECT id, status, platform_post_id AS "platformPostId" FROM schedules WHERE integration_id = ${integrationId}`;
+  const statuses = instance.statusesOf('ann');
+  const problems: string[] = [];
+  const notPublished = schedules.filter((schedule) => schedule.status !== 'PUBLISHED');
+  if (notPublished.length) problems.push(`${notPublished.length} schedules not PUBLISHED (${notPublished[0]!.status})`);
+  if (statuses.length !== schedules.length) problems.push(`${statuses.length} statuses for ${schedules.length} schedules`);
+  const byId = new Set(statuses.map((status) => status.id));
+  const recorded = new Set(schedules.map((schedule) => schedule.platformPostId));
+  if (recorded.size !== schedules.length) problems.push(`${schedules.length - recorded.size} schedules share a status id with another`);
+  const missing = schedules.filter((schedule) => !schedule.platformPostId || !byId.has(schedule.platformPostId));
+  if (missing.length) problems.push(`${missing.length} schedules recorded a status the instance does not have`);
+  const twice = (values: (string | null)[]) => values.length - new Set(values).size;
+  const sameText = twice(statuses.map((status) => status.text));
+  if (sameText) problems.push(`${sameText} statuses repeat another's text (a post sent twice)`);
+  const keys = statuses.map((status) => status.idempotencyKey);
+  if (keys.includes(null)) problems.push('a status was made without an Idempotency-Key');
+  if (twice(keys)) problems.push(`${twice(keys)} statuses repeat another's Idempotency-Key`);
+  if (problems.length) throw new Error(`publishing (mastodon): not exactly once: ${problems.join('; ')}`);
+
+  const answers: Record<string, number> = {};
+  const sendsByKey = new Map<string, number>();
+  for (const request of instance.requests.slice(from)) {
+    const path = request.path.replace(/\/\d+(?=\/|$)/g, '/:id');
+    const answer = `${request.method} ${path} ${request.status ?? 'unanswered'}`;
+    answers[answer] = (answers[answer] ?? 0) + 1;
+    if (request.method === 'POST' && request.path === '/api/v1/statuses') {
+      const key = request.headers['idempotency-key'] ?? '';
+      sendsByKey.set(key, (sendsByKey.get(key) ?? 0) + 1);
+    }
+  }
+  const sends = [...sendsByKey.values()].reduce((sum, count) => sum + count, 0);
+  return { schedules: schedules.length, statuses: statuses.length, sends, resends: sends - sendsByKey.size, answers };
 }
 
 /** The value at or below which `p` % of the sorted values lie. */

@@ -332,9 +332,25 @@ export function renderPublishing(report: PublishingReport): string {
         fixed(t.throughput.p99DelayMs, 0),
       ]),
     ),
+    ...report.targets.flatMap((t) => (t.once ? ['', mastodonLine(report, t)] : [])),
     '',
     '| Ratio | Value | Target | Met |',
     '|---|--:|--:|---|',
     ...report.ratios.map((r) => row([r.description, fixed(r.value, 2), `${r.comparison === '>=' ? '≥' : '≤'} ${r.target}`, r.met ? 'yes' : 'no'])),
   ].join('\n');
+}
+
+/** A Mastodon target's rate beside Bluesky's on the minimal endpoint and the floor, and what the instance saw of it. */
+function mastodonLine(report: PublishingReport, target: PublishingReport['targets'][number]): string {
+  const once = target.once!;
+  const answers = Object.entries(once.answers)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([answer, count]) => `${count} × ${answer}`)
+    .join(', ');
+  return (
+    `Mastodon: published ${fixed(target.throughput.perSecond / loopbackRate(report), 2)} as many a second as Bluesky on the minimal endpoint, ` +
+    `${fixed(target.throughput.perSecond / report.floorJobs.perSecond, 2)} of the floor; delay = when the status's first POST reached the instance − scheduledAt. ` +
+    `Exactly once: ${once.schedules} schedules PUBLISHED, ${once.statuses} statuses, each with its own text and Idempotency-Key; ` +
+    `${once.sends} POST /api/v1/statuses, ${once.resends} of them a key's second or later send. The instance answered: ${answers}.`
+  );
 }
