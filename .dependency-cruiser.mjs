@@ -27,14 +27,14 @@ export default {
     rule(
       'cli-is-a-client',
       'The command-line client speaks HTTP to a server: it imports no server module (docs/cli.md), only the file lock ' +
-        'it shares (around the renewal of an app sign-in; bin/postwise.mjs hashes it into the bundle\'s name).',
+        'it shares (around the renewal of an app sign-in) and a request\'s deadline (bin/postwise.mjs hashes them into the bundle\'s name).',
       { path: '^(src/cli/|bin/)' },
-      { path: ours, pathNot: ['^src/cli/', '^src/db/file-lock\\.ts$'] },
+      { path: ours, pathNot: ['^src/cli/', '^src/db/file-lock\\.ts$', '^src/process/deadline\\.ts$'] },
     ),
     rule(
       'cli-shared-modules-are-leaves',
       'What the command-line client shares with the server imports nothing else of ours, so the client holds no server code.',
-      { path: '^src/(db/file-lock|process/startup)\\.ts$' },
+      { path: '^src/(db/file-lock|process/startup|process/deadline)\\.ts$' },
       { path: ours, pathNot: '^src/process/startup\\.ts$' },
     ),
     rule(

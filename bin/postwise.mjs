@@ -13,7 +13,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const sources = `${root}src/cli/`;
 const cacheDir = `${root}node_modules/.cache/postwise-cli/`;
 /** The modules outside src/cli that the client shares with the server (.dependency-cruiser.mjs: cli-shared-modules-are-leaves). */
-const shared = ['src/db/file-lock.ts', 'src/process/startup.ts'];
+const shared = ['src/db/file-lock.ts', 'src/process/startup.ts', 'src/process/deadline.ts'];
 
 async function bundled() {
   const esbuild = await import('esbuild');

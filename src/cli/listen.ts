@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
+import { deadline } from '../process/deadline.js';
 import { send, succeeded, type ClientOptions } from './client.js';
 
 export interface ListenOptions {
@@ -53,7 +54,7 @@ export async function listen(client: ClientOptions, options: ListenOptions): Pro
           },
           body,
           redirect: 'manual',
-          signal: AbortSignal.any([options.signal, AbortSignal.timeout(10_000)]),
+          signal: AbortSignal.any([options.signal, deadline(10_000)]),
         });
         await response.arrayBuffer();
         outcome = String(response.status);

@@ -1,10 +1,10 @@
+import { deadline } from '../process/deadline.js';
 import { createHash } from 'node:crypto';
 import type { AtpSessionData, CredentialSession, XRPCError } from '@atproto/api';
 import { TID } from '@atproto/common-web';
 import { postLanguages } from './languages.js';
 import { BLUESKY_MAX_IMAGE_BYTES, blueskyRules } from './rules.js';
 import {
-  deadline,
   noDetail,
   PlatformError,
   type Connection,

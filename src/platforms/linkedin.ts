@@ -1,8 +1,8 @@
+import { deadline } from '../process/deadline.js';
 import * as oauth from 'oauth4webapi';
 import type { LinkedInConfig } from '../process/config.js';
 import { LINKEDIN_HASHTAG, LINKEDIN_IMAGE_TYPES, linkedinRules } from './rules.js';
 import {
-  deadline,
   noDetail,
   PlatformError,
   type AccountChoice,

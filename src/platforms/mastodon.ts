@@ -1,10 +1,10 @@
+import { deadline } from '../process/deadline.js';
 import { createHash } from 'node:crypto';
 import { createRestAPIClient, MastoHttpError, MastoTimeoutError, type mastodon as masto } from 'masto';
 import * as oauth from 'oauth4webapi';
 import { postLanguages } from './languages.js';
 import { mastodonDefaultRules, MASTODON_DEFAULT_LIMITS, type InstanceLimits, type MastodonVisibility } from './rules.js';
 import {
-  deadline,
   noDetail,
   PlatformError,
   TEXT_TOO_LONG,
