@@ -398,7 +398,17 @@ describe('images', () => {
   });
 });
 
-describe('disconnecting', () => {
+describe('checking and disconnecting', () => {
+  it('"refresh now" checks the token with the instance (tokens do not expire there); a revoked one marks the channel', async () => {
+    const channel = await connect('bob');
+    const checks = () => fake.requests.filter((request) => request.path === '/api/v1/accounts/verify_credentials').length;
+    const before = checks();
+    expect(await ws.admin('refreshIntegration', { id: channel })).toMatchObject({ tokenStatus: 'VALID', connectionErrorCode: null });
+    expect(checks()).toBe(before + 1);
+    for (const token of fake.tokens.values()) if (token.accountId === fake.accounts.get('bob')!.id) token.revokedAt = new Date();
+    expect(await ws.admin('refreshIntegration', { id: channel })).toMatchObject({ tokenStatus: 'REVOKED', connectionErrorCode: 'ACCESS_TOKEN_REVOKED' });
+  });
+
   it('revokes the token on the instance', async () => {
     const channel = await connect('bob');
     const token = [...fake.tokens.values()].find((candidate) => candidate.accountId === fake.accounts.get('bob')!.id && !candidate.revokedAt)!;
