@@ -384,6 +384,15 @@ describe('a counter, by the platform’s own rule', () => {
     const state = { ...fresh(), selected: ['toot', 'big'], content: 'x'.repeat(600) };
     expect(problems(state, [toot, big], undefined)).toEqual([{ where: 'content', sentence: 'Too long for Mastodon (Toot): 600 of 500 characters' }]);
   });
+
+  it('counts a Threads channel as Meta does: a character each, but an emoji its UTF-8 bytes', () => {
+    const thread: Channel = { id: 'th', name: 'Th', platform: 'THREADS', limits: null };
+    expect(counterState({ channel: thread, text: 'é'.repeat(500), as: 'post' })).toMatchObject({ tone: 'warn', text: 'Th (Threads): 500 / 500 characters' });
+    // 🙂 is 4 bytes of UTF-8, 👨‍👩‍👧‍👦 25: 490 + 4 + 25 = 519.
+    expect(counterState({ channel: thread, text: `${'x'.repeat(490)}🙂👨‍👩‍👧‍👦`, as: 'post' })).toMatchObject({ tone: 'over', text: 'Th (Threads): 519 / 500 characters, 19 over the limit' });
+    const state = { ...fresh(), selected: ['th'], content: `${'x'.repeat(490)}🙂👨‍👩‍👧‍👦` };
+    expect(problems(state, [thread], undefined)).toEqual([{ where: 'content', sentence: 'Too long for Threads (Th): 519 of 500 characters' }]);
+  });
 });
 
 describe('a Mastodon channel’s options (visibility, content warning, sensitive images)', () => {
@@ -495,10 +504,10 @@ describe('a Mastodon channel’s options (visibility, content warning, sensitive
 
 describe('the platforms as the dashboard names them, from their rules', () => {
   it('labels platforms and channels, and lists the platforms with a feature', () => {
-    expect(PLATFORMS.map(platformLabel)).toEqual(['Bluesky', 'LinkedIn', 'Mastodon']);
+    expect(PLATFORMS.map(platformLabel)).toEqual(['Bluesky', 'LinkedIn', 'Mastodon', 'Threads']);
     expect(platformLabel('MYSPACE')).toBe('MYSPACE');
     expect(channelLabel(sky)).toBe('Sky (Bluesky)');
-    expect(platformsWhere((platform) => platform.threads)).toEqual(['Bluesky', 'Mastodon']);
+    expect(platformsWhere((platform) => platform.threads)).toEqual(['Bluesky', 'Mastodon', 'Threads']);
     expect(platformsWhere((platform) => platform.languages)).toEqual(['Bluesky', 'Mastodon']);
     expect([listed([]), listed(['A']), listed(['A', 'B']), listed(['A', 'B', 'C'])]).toEqual(['', 'A', 'A and B', 'A, B and C']);
   });

@@ -18,19 +18,20 @@ beforeAll(async () => {
 afterAll(() => service?.stop());
 
 describe('plans', () => {
-  it('are seeded with LinkedIn metered separately and more tightly than Bluesky, and Mastodon as Bluesky', async () => {
+  it('are seeded with LinkedIn metered separately and more tightly than Bluesky, and Mastodon and Threads as Bluesky', async () => {
     for (const name of ['free', 'pro', 'business']) {
       const plan = (await readPlan(service.service.core.db, name))!;
       expect(plan.rateLimitPerMinute).toBeGreaterThan(0);
       expect(plan.storageBytes).toBeGreaterThan(0);
       expect(plan.monthlyPostQuotas.LINKEDIN).toBeLessThan(plan.monthlyPostQuotas.BLUESKY);
       expect(plan.monthlyPostQuotas.MASTODON).toBe(plan.monthlyPostQuotas.BLUESKY);
+      expect(plan.monthlyPostQuotas.THREADS).toBe(plan.monthlyPostQuotas.BLUESKY);
     }
     expect(await readPlan(service.service.core.db, 'free')).toEqual({
       name: 'free',
       rateLimitPerMinute: 60,
       storageBytes: 1073741824,
-      monthlyPostQuotas: { BLUESKY: 100, LINKEDIN: 20, MASTODON: 100 },
+      monthlyPostQuotas: { BLUESKY: 100, LINKEDIN: 20, MASTODON: 100, THREADS: 100 },
     });
   });
 
@@ -46,14 +47,14 @@ describe('plans', () => {
     expect(created).toEqual({
       code: 0,
       // A platform not given has a quota of 0.
-      json: { name: 'team', rateLimitPerMinute: 100, storageBytes: 5000000000, monthlyPostQuotas: { BLUESKY: 500, LINKEDIN: 50, MASTODON: 0 } },
+      json: { name: 'team', rateLimitPerMinute: 100, storageBytes: 5000000000, monthlyPostQuotas: { BLUESKY: 500, LINKEDIN: 50, MASTODON: 0, THREADS: 0 } },
     });
     const changed = await admin(['define-plan', '--plan', 'team', '--quota', 'LINKEDIN=60', '--quota', 'MASTODON=400'], env);
-    expect(changed.json).toEqual({ ...created.json, monthlyPostQuotas: { BLUESKY: 500, LINKEDIN: 60, MASTODON: 400 } });
+    expect(changed.json).toEqual({ ...created.json, monthlyPostQuotas: { BLUESKY: 500, LINKEDIN: 60, MASTODON: 400, THREADS: 0 } });
 
     const bad = await admin(['define-plan', '--plan', 'team', '--quota', 'MYSPACE=1'], env);
     expect(bad.code).toBe(1);
-    expect(bad.json.message).toContain('BLUESKY, LINKEDIN, MASTODON');
+    expect(bad.json.message).toContain('BLUESKY, LINKEDIN, MASTODON, THREADS');
   });
 
   it('are set on a workspace by set-plan, and a subscription by set-subscription', async () => {
@@ -88,7 +89,7 @@ describe('plans', () => {
   it('the functions behind the commands are what a billing integration would call', async () => {
     const db = service.service.core.db;
     await definePlan(db, { name: 'solo', rateLimitPerMinute: 30, storageBytes: 1, monthlyPostQuotas: { BLUESKY: 1 } });
-    expect((await readPlan(db, 'solo'))!.monthlyPostQuotas).toEqual({ BLUESKY: 1, LINKEDIN: 0, MASTODON: 0 });
+    expect((await readPlan(db, 'solo'))!.monthlyPostQuotas).toEqual({ BLUESKY: 1, LINKEDIN: 0, MASTODON: 0, THREADS: 0 });
     expect(await setWorkspacePlan(db, ws.workspaceId, 'solo')).toEqual(expect.objectContaining({ plan: 'solo' }));
     expect(await setSubscription(db, ws.workspaceId, 'active')).toEqual({ workspaceId: ws.workspaceId, plan: 'solo', subscriptionStatus: 'active' });
   });

@@ -35,6 +35,15 @@ describe('a server without LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET', () =>
       },
       // Nothing for an operator to set: Postwise registers itself on each member's server.
       { platform: 'MASTODON', name: 'Mastodon', connectMethod: 'oauth', connectable: true, unavailableReason: null, settings: [], redirectUri: null },
+      {
+        platform: 'THREADS',
+        name: 'Threads',
+        connectMethod: 'oauth',
+        connectable: false,
+        unavailableReason: 'Threads is not configured on this server: set THREADS_APP_ID and THREADS_APP_SECRET (the Threads app of a Meta app) to connect Threads channels',
+        settings: ['THREADS_APP_ID', 'THREADS_APP_SECRET'],
+        redirectUri: `${service.base}/oauth/threads/callback`,
+      },
     ]);
     // Without a server named, the link is this service's page asking for it.
     const mastodon = await call(`${service.api}/integrations/connect`, { method: 'POST', key: ws.apiKey, body: { platform: 'MASTODON' } });

@@ -44,7 +44,7 @@ export const Integration = z
     platform,
     name: z.string(),
     image: z.string().nullable(),
-    handle: z.string().nullable().meta({ description: 'The account\'s handle where the platform has one across servers: `@user@domain` on Mastodon; null elsewhere.' }),
+    handle: z.string().nullable().meta({ description: 'The account\'s handle where the platform has one: `@user@domain` on Mastodon, `@user` on Threads; null elsewhere.' }),
     limits: InstanceLimitsSchema.nullable().meta({
       description:
         'On Mastodon, the limits its posts are checked against: its instance\'s, as last read from it (`GET /api/v2/instance`), or Mastodon\'s ' +

@@ -143,8 +143,9 @@ interface Connected {
   credentials: object;
   expiresAt: Date | null;
   refreshable: boolean;
-  /** Mastodon: `@user@domain`, and the instance its limits come from. */
+  /** `@user@domain` on Mastodon, `@user` on Threads. */
   handle?: string;
+  /** Mastodon: the instance its limits come from. */
   instanceHost?: string;
 }
 

@@ -1392,7 +1392,7 @@ export interface components {
                 id: string;
                 name: string;
                 /** @enum {string} */
-                platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
+                platform: "BLUESKY" | "LINKEDIN" | "MASTODON" | "THREADS";
                 /**
                  * @description `VALID`; `EXPIRING`: the token expires within 7 days and cannot be refreshed (`autoRefreshUnavailable`): connect the channel again before `expiresAt`; `EXPIRED` and `REVOKED`: the platform no longer accepts it (see `connectionErrorCode`): reconnect; `MISSING`: no credentials are stored (a channel made by the admin command, disconnected, or whose account was not picked within 24 hours of connecting: see `connectionErrorCode`); publishing to it fails.
                  * @enum {string}
@@ -1404,7 +1404,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
+            platform: "BLUESKY" | "LINKEDIN" | "MASTODON" | "THREADS";
             name: string;
             image: string | null;
             /** @description The account's handle where the platform has one across servers: `@user@domain` on Mastodon; null elsewhere. */
@@ -1701,7 +1701,7 @@ export interface components {
         };
         Platform: {
             /** @enum {string} */
-            platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
+            platform: "BLUESKY" | "LINKEDIN" | "MASTODON" | "THREADS";
             /** @description How the platform is named to people: Bluesky, LinkedIn, Mastodon. */
             name: string;
             /**
@@ -1858,7 +1858,7 @@ export interface components {
                 /** Format: uuid */
                 id: string;
                 /** @enum {string} */
-                platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
+                platform: "BLUESKY" | "LINKEDIN" | "MASTODON" | "THREADS";
                 name: string;
                 image: string | null;
             };
@@ -1980,7 +1980,7 @@ export interface components {
                     id: string;
                     name: string;
                     /** @enum {string} */
-                    platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
+                    platform: "BLUESKY" | "LINKEDIN" | "MASTODON" | "THREADS";
                     /**
                      * @description `VALID`; `EXPIRING`: the token expires within 7 days and cannot be refreshed (`autoRefreshUnavailable`): connect the channel again before `expiresAt`; `EXPIRED` and `REVOKED`: the platform no longer accepts it (see `connectionErrorCode`): reconnect; `MISSING`: no credentials are stored (a channel made by the admin command, disconnected, or whose account was not picked within 24 hours of connecting: see `connectionErrorCode`); publishing to it fails.
                      * @enum {string}
@@ -2045,7 +2045,7 @@ export interface components {
             subscription: "active" | "none";
             quotas: {
                 /** @enum {string} */
-                platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
+                platform: "BLUESKY" | "LINKEDIN" | "MASTODON" | "THREADS";
                 /** @description Posts scheduled live to this platform this month. */
                 used: number;
                 /** @description The plan's monthly cap for this platform (0: the plan allows none). */
@@ -6415,7 +6415,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    platform: "BLUESKY" | "LINKEDIN" | "MASTODON";
+                    platform: "BLUESKY" | "LINKEDIN" | "MASTODON" | "THREADS";
                     name: string;
                 };
             };
@@ -7601,7 +7601,7 @@ export interface operations {
                 /** @description Only posts whose content contains this text, case-insensitively (`%` and `_` match themselves). */
                 search?: string;
                 /** @description Only posts with a schedule on a channel of one of these platforms; repeated keys or comma-separated values. */
-                platform?: ("BLUESKY" | "LINKEDIN" | "MASTODON")[];
+                platform?: ("BLUESKY" | "LINKEDIN" | "MASTODON" | "THREADS")[];
                 /** @description Only posts with a schedule at or after this time: an ISO 8601 date-time with its offset, or a date (`2026-11-23`) meaning the start of that day in the workspace's time zone. */
                 dateFrom?: string;
                 /** @description Only posts with a schedule at or before this time: an ISO 8601 date-time with its offset, or a date meaning the end of that whole day in the workspace's time zone. */
@@ -10291,7 +10291,7 @@ export interface operations {
                 /** @description `forward` (the default) walks towards later schedules; `backward` towards earlier ones, newest first. */
                 direction?: "forward" | "backward";
                 /** @description Only schedules of these platforms; repeated keys or comma-separated values. */
-                platforms?: ("BLUESKY" | "LINKEDIN" | "MASTODON")[];
+                platforms?: ("BLUESKY" | "LINKEDIN" | "MASTODON" | "THREADS")[];
                 /** @description Only schedules of these statuses; repeated keys or comma-separated values. */
                 statuses?: ("DRAFT" | "SCHEDULED" | "PUBLISHING" | "PUBLISHED" | "FAILED")[];
                 /** @description Only schedules of these integrations; repeated keys or comma-separated values. */

@@ -55,6 +55,8 @@ export interface ImageVersion {
   sizeBytes: number;
   mimeType: string;
   read(): Promise<Uint8Array>;
+  /** Where anyone reads it: the store's public URL (Threads has Meta fetch it from there). */
+  url: string;
 }
 
 /** An image published with a post: its alt text and its versions, best first (the adapter takes the first that fits). */
@@ -86,6 +88,13 @@ export interface OutgoingPost {
    * every attempt of one send and another after a refusal. Mastodon derives its Idempotency-Key from it.
    */
   sentAt?: Date;
+  /** What an earlier send under the same mark was known by on the platform before its answer (a Threads container), if it kept one. */
+  sentRef?: string | null;
+  /**
+   * Keeps what this send is known by on the platform (a Threads container, made before it is published), before the
+   * platform is asked to publish it: a later attempt finds it in `sentRef`. Given where the account has no `lookUp`.
+   */
+  remember?(ref: string): Promise<void>;
 }
 
 /** Where a post's language comes from when its own settings name none: its thread, then its workspace. */
@@ -137,6 +146,8 @@ export interface AccountChoice {
   accountId: string;
   name: string;
   image: string | null;
+  /** How people find the account on the platform, where it has one: `@user` on Threads. */
+  handle?: string;
 }
 
 /** What an OAuth connect answers: the accounts the member may act as, and what to store for whichever is chosen. */

@@ -10,7 +10,7 @@
  */
 
 /** The platforms a workspace can have channels on (in this order: the posts list's facets give each its bit). */
-export const PLATFORMS = ['BLUESKY', 'LINKEDIN', 'MASTODON'] as const;
+export const PLATFORMS = ['BLUESKY', 'LINKEDIN', 'MASTODON', 'THREADS'] as const;
 export type Platform = (typeof PLATFORMS)[number];
 
 /**
@@ -19,7 +19,7 @@ export type Platform = (typeof PLATFORMS)[number];
  * content warning included), or Unicode code points with links in full (`codePoints`: the strict reading of a
  * Mastodon-compatible server that is not Mastodon, such as GoToSocial).
  */
-export type TextUnit = 'graphemes' | 'bytes' | 'characters' | 'mastodon' | 'codePoints';
+export type TextUnit = 'graphemes' | 'bytes' | 'characters' | 'mastodon' | 'codePoints' | 'threads';
 
 /**
  * What a platform counts with a text besides the text itself: a Mastodon status's content warning (`spoilerText` of
@@ -183,6 +183,7 @@ const UNITS: Record<TextUnit, { words: string; detail: string }> = {
   characters: { words: 'characters', detail: 'UTF-16 code units' },
   mastodon: { words: 'characters', detail: 'as Mastodon counts them' },
   codePoints: { words: 'characters', detail: 'code points, links in full' },
+  threads: { words: 'characters', detail: 'an emoji counting its UTF-8 bytes' },
 };
 const VARIANTS_FAILED = 'its variants failed';
 const IMAGE_TYPE_NAMES: Record<string, string> = { 'image/jpeg': 'a JPEG', 'image/png': 'a PNG', 'image/webp': 'a WebP image', 'image/gif': 'a GIF' };
@@ -498,7 +499,71 @@ export const mastodonDefaultRules = mastodonRules(MASTODON_DEFAULT_LIMITS);
  * The platforms' rules as constants: Mastodon's with its defaults (label, features, and the limits of a channel whose
  * instance is not known). A channel's own rules are `rulesFor(channel)`.
  */
-export const rules: Record<Platform, ContentRules> = { BLUESKY: blueskyRules, LINKEDIN: linkedinRules, MASTODON: mastodonDefaultRules };
+// Threads (Meta's Threads API, developers.facebook.com/docs/threads/posts): 500 characters, an emoji counting as its
+// UTF-8 bytes; at most 5 distinct links (THREADS_API__LINK_LIMIT_EXCEEDED); a carousel of 2 to 20 items; images JPEG or
+// PNG of at most 8 MB, fetched by Meta from the store's public URL; alt text up to 1,000 characters.
+export const THREADS_MAX_CHARACTERS = 500;
+export const THREADS_MAX_LINKS = 5;
+export const THREADS_MAX_IMAGES = 20;
+export const THREADS_IMAGE_TYPES: readonly string[] = ['image/jpeg', 'image/png'];
+export const THREADS_MAX_IMAGE_BYTES = 8 * 1024 * 1024;
+export const THREADS_MAX_ALT_TEXT = 1000;
+const EMOJI = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
+
+/** `text` as Threads counts it: what a reader sees as one character counts one, but an emoji the bytes of its UTF-8. */
+export function countThreads(text: string): number {
+  if (ASCII.test(text)) return countGraphemes(text);
+  segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' });
+  let count = 0;
+  for (const { segment } of segmenter.segment(text)) count += EMOJI.test(segment) ? utf8Length(segment) : 1;
+  return count;
+}
+
+/** The distinct links of `text` as Threads counts them (every URL with a scheme, once each). */
+const threadsLinks = (text: string) => new Set(linksIn(text).map(([start, end]) => text.slice(start, end))).size;
+
+export const threadsRules: ContentRules = {
+  label: 'Threads',
+  threads: true,
+  languages: false,
+  connect: { method: 'oauth', explained: 'Threads asks you to sign in with your Threads account and to allow Postwise to post and reply.' },
+  // Meta offers no revocation of a user token: disconnecting forgets it (the member removes the app in Threads' settings).
+  revokes: false,
+  checkText(text) {
+    const length = countThreads(text);
+    if (length > THREADS_MAX_CHARACTERS) return { limit: THREADS_MAX_CHARACTERS, length, unit: 'threads' };
+    return null;
+  },
+  measureText: (text) => ({ threads: countThreads(text) }),
+  checkSettings: ({ replyControl }) =>
+    replyControl === undefined || THREADS_REPLY_CONTROLS.includes(replyControl as (typeof THREADS_REPLY_CONTROLS)[number])
+      ? null
+      : `replyControl is ${THREADS_REPLY_CONTROLS.join(', ')}, not ${JSON.stringify(replyControl)}`,
+  checkMedia(images, who) {
+    if (images.length > THREADS_MAX_IMAGES) return tooManyImages(who, images.length, THREADS_MAX_IMAGES);
+    for (const [index, image] of images.entries()) {
+      if (!THREADS_IMAGE_TYPES.includes(image.mimeType)) {
+        return { at: `[${index}]`, sentence: `Image ${index + 1} is ${IMAGE_TYPE_NAMES[image.mimeType] ?? image.mimeType}; ${who} takes JPEG and PNG images`, detail: image.mimeType };
+      }
+      const alt = image.altText?.length ?? 0;
+      if (alt > THREADS_MAX_ALT_TEXT) return altTextTooLong(who, index, alt, THREADS_MAX_ALT_TEXT, 'characters');
+    }
+    return null;
+  },
+  limits: {
+    text: [{ limit: THREADS_MAX_CHARACTERS, unit: 'threads', label: 'characters' }],
+    comment: [{ limit: THREADS_MAX_CHARACTERS, unit: 'threads', label: 'characters' }],
+    images: THREADS_MAX_IMAGES,
+    imageTypes: THREADS_IMAGE_TYPES,
+    imageBytes: THREADS_MAX_IMAGE_BYTES,
+    altText: { limit: THREADS_MAX_ALT_TEXT, unit: 'characters' },
+  },
+};
+
+/** Who may reply to a Threads post (its schedule's `replyControl`; everyone when absent). */
+export const THREADS_REPLY_CONTROLS = ['everyone', 'accounts_you_follow', 'mentioned_only', 'parent_post_author_only', 'followers_only'] as const;
+
+export const rules: Record<Platform, ContentRules> = { BLUESKY: blueskyRules, LINKEDIN: linkedinRules, MASTODON: mastodonDefaultRules, THREADS: threadsRules };
 
 /**
  * A channel's limits: on Mastodon its instance's as stored (`mastodon_instances.limits`), each one they lack Mastodon's
@@ -578,17 +643,17 @@ export function mediaRule(field: string, channel: RuledChannel, images: Attached
   return broken ? { field: `${field}${broken.at}`, sentence: broken.sentence, ...(broken.detail && { detail: broken.detail }) } : undefined;
 }
 
-/**
- * Why a channel's platform refuses thread parts (VALIDATION_ERROR: the contract has no closer code); `part`, a thread
- * part's `threadOrder` when one part is meant: "LinkedIn (In) has no threads: publish each part as a post of its own,
- * or leave In out".
- */
 /** Why a channel's platform cannot publish a schedule with `settings` (VALIDATION_ERROR), or undefined. */
 export function settingsRefused(field: string, channel: RuledChannel, settings: Record<string, unknown> | undefined): Refusal | undefined {
   const why = settings && rulesFor(channel).checkSettings?.(settings);
   return why ? { field, sentence: `On ${named(channel)}, ${why}` } : undefined;
 }
 
+/**
+ * Why a channel's platform refuses thread parts (VALIDATION_ERROR: the contract has no closer code); `part`, a thread
+ * part's `threadOrder` when one part is meant: "LinkedIn (In) has no threads: publish each part as a post of its own,
+ * or leave In out".
+ */
 export function threadRefused(field: string, channel: RuledChannel, part?: number): Refusal | undefined {
   if (rulesFor(channel).threads) return undefined;
   const which = part ? `, so thread part ${part + 1} cannot be published` : '';

@@ -34,6 +34,8 @@ export interface Config {
   blueskyServiceUrl: string;
   /** LinkedIn's OAuth client and API (src/platforms/linkedin.ts); LinkedIn cannot be connected while clientId is unset. */
   linkedin: LinkedInConfig;
+  /** The operator's Meta app for Threads and Threads' API (src/platforms/threads.ts); Threads cannot be connected while appId is unset. */
+  threads: ThreadsConfig;
   /** A schedule still PUBLISHING this long after its attempt began is taken to be abandoned by a crashed worker. */
   publishStaleMs: number;
   /** How often a worker looks for such schedules. */
@@ -66,6 +68,20 @@ export interface S3Config {
   credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
   /** Where objects are read publicly (a CDN or the bucket's public URL); default endpoint/bucket. */
   publicUrl: string;
+}
+
+export interface ThreadsConfig {
+  /** THREADS_APP_ID and THREADS_APP_SECRET: the Threads app ID and secret of the operator's Meta app. */
+  appId: string | undefined;
+  appSecret: string | undefined;
+  /** THREADS_AUTH_URL: where a member consents (`/oauth/authorize` below it); https://threads.net. */
+  authUrl: string;
+  /** THREADS_API_URL: the Graph API (tokens at `/oauth/access_token`, `/access_token`, `/refresh_access_token`); https://graph.threads.net. */
+  apiUrl: string;
+  /** THREADS_API_VERSION: the Graph API version in each path; v1.0. */
+  version: string;
+  /** THREADS_SCOPES: what the member is asked for. */
+  scopes: string[];
 }
 
 export interface LinkedInConfig {
@@ -109,6 +125,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiUrl: baseUrl(env, 'LINKEDIN_API_URL', 'https://api.linkedin.com'),
       version: linkedinVersion(env.LINKEDIN_VERSION || DEFAULT_LINKEDIN_VERSION),
       scopes: (env.LINKEDIN_SCOPES || 'openid profile w_member_social r_organization_admin w_organization_social').split(/[\s,]+/).filter(Boolean),
+    },
+    threads: {
+      appId: env.THREADS_APP_ID || undefined,
+      appSecret: env.THREADS_APP_SECRET || undefined,
+      authUrl: baseUrl(env, 'THREADS_AUTH_URL', 'https://threads.net'),
+      apiUrl: baseUrl(env, 'THREADS_API_URL', 'https://graph.threads.net'),
+      version: env.THREADS_API_VERSION || 'v1.0',
+      scopes: (env.THREADS_SCOPES || 'threads_basic threads_content_publish threads_manage_replies threads_read_replies threads_delete').split(/[\s,]+/).filter(Boolean),
     },
     publishStaleMs: integer(env, 'PUBLISH_STALE_MS', 5 * 60_000),
     publishRecoveryIntervalMs: integer(env, 'PUBLISH_RECOVERY_INTERVAL_MS', 60_000),

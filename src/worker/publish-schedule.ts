@@ -65,6 +65,9 @@ interface Claimed extends FailingSchedule {
   languageKnown: boolean;
   /** Set when an attempt sent the first comment to a platform that cannot be asked, and no answer settled it (see sendMarked). */
   firstCommentSentAt: Date | null;
+  /** What those sends were known by on the platform before their answers (a Threads container), when kept. */
+  postSentRef: string | null;
+  firstCommentSentRef: string | null;
   /** Its Mastodon instance's limits as last read (null elsewhere, or not read yet). */
   instanceLimits: Partial<InstanceLimits> | null;
 }
@@ -96,6 +99,7 @@ async function claim(app: AppContext, where: ReturnType<Sql>): Promise<Claimed |
     recorded AS (${scheduleEvents(db, storage, 'schedule.publishing', db`claimed`)})
     SELECT s.id, s.post_id, s.integration_id, s.scheduled_content, s.first_comment, s.settings, s.thread_root_schedule_id, s.thread_order,
       s.created_at, s.retry_count, s.previous_attempt, s.platform_post_id, s.release_url, s.post_sent_at, s.first_comment_sent_at,
+      s.post_sent_ref, s.first_comment_sent_ref,
       EXISTS (SELECT 1 FROM schedules n WHERE n.thread_root_schedule_id = coalesce(s.thread_root_schedule_id, s.id)
         AND n.thread_order > s.thread_order) AS has_next_part,
       EXISTS (SELECT 1 FROM attachments a WHERE a.post_id = s.post_id) AS has_images,
@@ -202,7 +206,7 @@ async function publishOne(
     confirmed ||
     (account.lookUp
       ? (schedule.previousAttempt && (await account.lookUp(key))) || (await account.publish(outgoing))
-      : await sendMarked(app, account, schedule.id, 'post_sent_at', schedule.postSentAt, outgoing));
+      : await sendMarked(app, account, schedule.id, 'post', { at: schedule.postSentAt, ref: schedule.postSentRef }, outgoing));
   // Stored the moment the platform confirms, before anything else can fail: what the first comment needs, and where the
   // platform cannot be asked, what keeps a later attempt from sending the post again.
   if (schedule.firstComment || !account.lookUp) {
@@ -224,7 +228,7 @@ async function publishOne(
         if (!(schedule.previousAttempt && (await account.lookUp(comment.key)))) await account.publish(comment);
       } else if (account.findSent) {
         // Kept to be deleted with the post: a reply outlives its parent there (Mastodon).
-        const published = await sendMarked(app, account, schedule.id, 'first_comment_sent_at', schedule.firstCommentSentAt, comment);
+        const published = await sendMarked(app, account, schedule.id, 'first_comment', { at: schedule.firstCommentSentAt, ref: schedule.firstCommentSentRef }, comment);
         await db`UPDATE schedules SET first_comment_post_id = ${published.id}, updated_at = now() WHERE id = ${schedule.id}`;
       } else {
         note = await publishCommentOnce(app, account, label, schedule, comment);
@@ -269,7 +273,7 @@ async function publishCommentOnce(
     return maybe('an earlier attempt sent it and its answer was lost (or the worker stopped)', noDetail);
   }
   try {
-    await sendMarked(app, account, schedule.id, 'first_comment_sent_at', null, comment);
+    await sendMarked(app, account, schedule.id, 'first_comment', { at: null, ref: null }, comment);
     return null;
   } catch (error) {
     if (!(error instanceof PlatformError && error.kind === 'unknown')) throw error;
@@ -279,31 +283,33 @@ async function publishCommentOnce(
 }
 
 /**
- * A send to a platform that cannot be asked by key, marked in `column` first: the mark stays when the outcome is
- * unknown (or the worker stops), so a later attempt knows this may be there already; a refusal (nothing written) clears
- * it, unless an earlier send had left it (`mark`): that one may still be there. Given an earlier mark, an account that
- * can find what it sent (findSent) is asked first, and when it has nothing, the post is sent again under the same mark
- * (on Mastodon, the same Idempotency-Key).
+ * A send to a platform that cannot be asked by key, marked first (`post_sent_at`, `first_comment_sent_at`): the mark
+ * stays when the outcome is unknown (or the worker stops), so a later attempt knows this may be there already; a
+ * refusal (nothing written) clears it, unless an earlier send had left it (`earlier`): that one may still be there.
+ * What the platform knows the send by before its answer (a Threads container) is kept beside the mark (`*_sent_ref`).
+ * Given an earlier mark, an account that can find what it sent (findSent) is asked first, and when it has nothing, the
+ * post is sent again under the same mark (on Mastodon, the same Idempotency-Key; on Threads, the same container).
  */
 async function sendMarked(
   app: AppContext,
   account: PublishingAccount,
   scheduleId: string,
-  column: 'post_sent_at' | 'first_comment_sent_at',
-  mark: Date | null,
+  which: 'post' | 'first_comment',
+  earlier: { at: Date | null; ref: string | null },
   post: OutgoingPost,
 ): Promise<PublishedPost> {
-  if (mark && account.findSent) {
-    const found = await account.findSent({ ...post, sentAt: mark });
+  const [at, ref] = [app.db(`${which}_sent_at`), app.db(`${which}_sent_ref`)];
+  if (earlier.at && account.findSent) {
+    const found = await account.findSent({ ...post, sentAt: earlier.at, sentRef: earlier.ref });
     if (found) return found;
   }
-  const sentAt =
-    mark ?? (await app.db<{ sentAt: Date }[]>`UPDATE schedules SET ${app.db(column)} = now() WHERE id = ${scheduleId} RETURNING ${app.db(column)} AS sent_at`)[0]!.sentAt;
+  const sentAt = earlier.at ?? (await app.db<{ sentAt: Date }[]>`UPDATE schedules SET ${at} = now(), ${ref} = NULL WHERE id = ${scheduleId} RETURNING ${at} AS sent_at`)[0]!.sentAt;
+  const remember = async (known: string) => void (await app.db`UPDATE schedules SET ${ref} = ${known} WHERE id = ${scheduleId}`);
   try {
-    return await account.publish({ ...post, sentAt });
+    return await account.publish({ ...post, sentAt, sentRef: earlier.ref, remember });
   } catch (error) {
-    if (!mark && !(error instanceof PlatformError && error.kind === 'unknown')) {
-      await app.db`UPDATE schedules SET ${app.db(column)} = NULL WHERE id = ${scheduleId}`;
+    if (!earlier.at && !(error instanceof PlatformError && error.kind === 'unknown')) {
+      await app.db`UPDATE schedules SET ${at} = NULL, ${ref} = NULL WHERE id = ${scheduleId}`;
     }
     throw error;
   }
@@ -327,11 +333,11 @@ async function imagesOf(app: AppContext, postId: string): Promise<OutgoingImage[
   if (rows.some((row) => row.variantsStatus === 'pending')) {
     throw new PlatformError('transient', 'The post\'s images are still being processed', noDetail);
   }
-  const read = (key: string) => () => app.storage.read(key);
+  const stored = (key: string) => ({ read: () => app.storage.read(key), url: app.storage.publicUrl(key) });
   return rows.map((row) => {
     const source = row.sourceText ? (JSON.parse(row.sourceText) as { objectKey: string; width: number; height: number; sizeBytes: number }) : undefined;
-    const original = { width: row.width, height: row.height, sizeBytes: Number(row.size), mimeType: row.mimeType, read: read(row.objectKey) };
-    const variant = source && { ...source, mimeType: source.objectKey.endsWith('.webp') ? 'image/webp' : 'image/jpeg', read: read(source.objectKey) };
+    const original = { width: row.width, height: row.height, sizeBytes: Number(row.size), mimeType: row.mimeType, ...stored(row.objectKey) };
+    const variant = source && { ...source, mimeType: source.objectKey.endsWith('.webp') ? 'image/webp' : 'image/jpeg', ...stored(source.objectKey) };
     return { altText: row.altText ?? '', versions: variant ? [variant, original] : [original] };
   });
 }

@@ -1,0 +1,248 @@
+import { createHash } from 'node:crypto';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/process/config.js';
+import { photo } from './support/images.js';
+import { followThreadsLinks, startFakeThreads, type FakeThreads } from './support/threads.js';
+import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
+
+/**
+ * Threads end to end against the strict fake of Meta's Threads API on loopback (test/support/threads.ts): connecting
+ * through the operator's Meta app (the code, then the long-lived token, then the profile), publishing through the
+ * worker by containers (text, images fetched by the fake from this service's store, carousels, replies) exactly once,
+ * the publishing quota, Meta's refusals, and the long-lived token's refresh.
+ */
+let fake: FakeThreads;
+let service: TestService;
+let ws: Workspace;
+let sql: postgres.Sql;
+
+beforeAll(async () => {
+  fake = await startFakeThreads({ autoConsent: 'threads_ann' });
+  const threads = { ...loadConfig({}).threads, appId: fake.app.appId, appSecret: fake.app.appSecret, authUrl: fake.url, apiUrl: fake.url, version: fake.version };
+  service = await startTestService({ threads, publishStaleMs: 3000, publishRecoveryIntervalMs: 200, platformTimeoutMs: 3000 }, { api: true, worker: true });
+  fake.app.redirectUris.push(`${service.base}/oauth/threads/callback`);
+  ws = await service.workspace({ plan: 'business' });
+  sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
+});
+
+afterAll(async () => {
+  await sql?.end();
+  await service?.stop();
+  await fake?.close();
+});
+
+const rest = (path: string, options: { method?: string; body?: unknown } = {}) => call(`${service.api}${path}`, { key: ws.apiKey, ...options });
+
+async function connect(account = 'threads_ann'): Promise<string> {
+  fake.autoConsent(account);
+  const link = await rest('/integrations/connect', { method: 'POST', body: { platform: 'THREADS' } });
+  expect(link.status, link.text).toBe(200);
+  const page = await followThreadsLinks(link.json.redirectUrl);
+  expect(page.status, page.html).toBe(200);
+  return /<code>([0-9a-f-]{36})<\/code>/.exec(page.html)![1]!;
+}
+
+async function publish(row: Record<string, unknown>, integrationId: string): Promise<string[]> {
+  const created = await rest('/posts', { method: 'POST', body: { rows: [row], shared: { selectedIntegrations: [integrationId] }, postAction: 'PUBLISH_NOW' } });
+  expect(created.status, created.text).toBe(201);
+  const schedules = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId} ORDER BY thread_order`;
+  return schedules.map((schedule) => schedule.id);
+}
+
+const scheduleState = async (id: string) =>
+  (await sql<{ status: string; platformPostId: string | null; releaseUrl: string | null; failureReason: string | null; retryCount: number }[]>`
+    SELECT status, platform_post_id, release_url, failure_reason, retry_count FROM schedules WHERE id = ${id}`)[0]!;
+const settled = (id: string) => eventually(() => scheduleState(id), isSettled, 30_000);
+/** Runs a schedule waiting for its retry now rather than after the engine's backoff. */
+async function retryNow(id: string) {
+  await eventually(() => scheduleState(id), (state) => state.retryCount === 1 && state.status === 'SCHEDULED', 30_000);
+  await sql`SELECT graphile_worker.add_job('publish-schedule', json_build_object('scheduleId', ${id}::uuid), job_key := ${`publish-schedule:${id}`})`;
+  return settled(id);
+}
+const publishes = (from: number) => fake.requests.slice(from).filter((request) => request.method === 'POST' && request.path.endsWith('/threads_publish'));
+
+describe('connecting', () => {
+  it('asks with the app\'s scopes, exchanges the code for a long-lived token, and keeps the account with its handle and picture', async () => {
+    const link = await rest('/integrations/connect', { method: 'POST', body: { platform: 'THREADS' } });
+    const consent = new URL(link.json.redirectUrl);
+    expect(consent.origin + consent.pathname).toBe(fake.authorizeUrl);
+    expect(consent.searchParams.get('scope')!.split(',')).toEqual(expect.arrayContaining(['threads_basic', 'threads_content_publish', 'threads_manage_replies']));
+    const id = await connect();
+    const integration = ((await rest('/integrations')).json as { id: string; image: string; expiresAt: string }[]).find((one) => one.id === id)!;
+    const account = fake.account('threads_ann');
+    expect(integration).toMatchObject({ platform: 'THREADS', name: account.name, handle: '@threads_ann', tokenStatus: 'VALID' });
+    expect(integration.image).toBe(account.pictureUrl);
+    // The long-lived token (60 days), not the hour-long one; its refresh queued a week before it ends.
+    const expiresAt = Date.parse(integration.expiresAt);
+    expect(expiresAt - Date.now()).toBeGreaterThan(59 * 86_400_000);
+    const [job] = await sql<{ runAt: Date }[]>`SELECT run_at FROM graphile_worker.jobs WHERE key = ${`refresh-credentials:${id}`}`;
+    expect(Math.round((expiresAt - job!.runAt.getTime()) / 86_400_000)).toBe(7);
+    const stored = [...fake.tokens.values()].filter((token) => token.accountId === account.id);
+    expect(stored.map((token) => token.kind)).toEqual(expect.arrayContaining(['short', 'long']));
+  });
+
+  it('is not offered on a server without the Meta app, and says which settings it needs', async () => {
+    const bare = await startTestService({}, { api: true, worker: false });
+    try {
+      const other = await bare.workspace({ plan: 'business' });
+      const platforms = await call(`${bare.api}/platforms`, { key: other.apiKey });
+      const threads = (platforms.json as { platform: string; connectable: boolean; settings: string[]; unavailableReason: string }[]).find((one) => one.platform === 'THREADS')!;
+      expect(threads).toMatchObject({ connectable: false, settings: ['THREADS_APP_ID', 'THREADS_APP_SECRET'] });
+      expect(threads.unavailableReason).toMatch(/THREADS_APP_ID and THREADS_APP_SECRET/);
+      const refused = await call(`${bare.api}/integrations/connect`, { key: other.apiKey, method: 'POST', body: { platform: 'THREADS' } });
+      expect(refused.status).toBe(400);
+      expect(refused.json).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/THREADS_APP_ID/) });
+    } finally {
+      await bare.stop();
+    }
+  });
+});
+
+describe('publishing', () => {
+  it('publishes text through a container once, with its permalink, and a thread and first comment as replies', async () => {
+    const channel = await connect();
+    const from = fake.requests.length;
+    const created = await rest('/posts', {
+      method: 'POST',
+      body: { rows: [{ content: 'Hello from Postwise', thread: [{ content: 'A second part' }], firstComment: 'And a comment' }], shared: { selectedIntegrations: [channel] }, postAction: 'PUBLISH_NOW' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const [root, part] = await sql<{ id: string }[]>`SELECT id FROM schedules WHERE post_id = ${created.json.postId} ORDER BY thread_order`;
+    const first = await settled(root!.id);
+    expect(first, JSON.stringify(first)).toMatchObject({ status: 'PUBLISHED', failureReason: null });
+    const post = fake.posts.get(first.platformPostId!)!;
+    expect(post.text).toBe('Hello from Postwise');
+    expect(first.releaseUrl).toMatch(new RegExp(`/@threads_ann/post/${post.shortcode}$`));
+    const second = await settled(part!.id);
+    expect(fake.posts.get(second.platformPostId!)!.replyToId).toBe(post.id);
+    const comment = fake.postsOf('threads_ann', { replies: true }).find((one) => one.text === 'And a comment')!;
+    expect(comment.replyToId).toBe(post.id);
+    expect(publishes(from)).toHaveLength(3);
+    // The container was kept before it was published.
+    const [kept] = await sql<{ postSentRef: string }[]>`SELECT post_sent_ref FROM schedules WHERE id = ${root!.id}`;
+    expect(fake.containers.get(kept!.postSentRef)?.postId).toBe(post.id);
+  });
+
+  it('gives Meta the store\'s URL of each image, which it fetches: one image, and a carousel with alt text', async () => {
+    const channel = await connect();
+    const one = await upload(await photo(900, 600), 'image/jpeg');
+    const two = await upload(await photo(400, 400, 'png'), 'image/png');
+    const [single] = await publish({ content: 'One picture', media: [{ id: one, altText: 'A gradient' }] }, channel);
+    const a = await settled(single!);
+    expect(a, JSON.stringify(a)).toMatchObject({ status: 'PUBLISHED' });
+    const image = fake.posts.get(a.platformPostId!)!;
+    expect(image).toMatchObject({ mediaType: 'IMAGE', altText: 'A gradient' });
+    const [carousel] = await publish({ content: 'Two pictures', media: [{ id: one, altText: 'First' }, { id: two, altText: 'Second' }] }, channel);
+    const b = await settled(carousel!);
+    expect(b, JSON.stringify(b)).toMatchObject({ status: 'PUBLISHED' });
+    const made = fake.posts.get(b.platformPostId!)!;
+    expect(made.mediaType).toBe('CAROUSEL_ALBUM');
+    const items = made.children.map((id) => fake.posts.get(id)!);
+    expect(items.map((item) => item.altText)).toEqual(['First', 'Second']);
+    // What Meta fetched, from the store's public URL, is what the store holds there.
+    const containers = fake.containers.get(made.containerId!)!.children.map((id) => fake.containers.get(id)!);
+    expect(containers).toHaveLength(2);
+    for (const container of containers) {
+      expect(container.fetch).toMatchObject({ state: 'done', mimeType: expect.stringMatching(/^image\/(jpeg|png)$/) });
+      const stored = Buffer.from(await (await fetch(container.imageUrl!)).arrayBuffer());
+      expect(container.fetch!.sha256).toBe(sha256(stored));
+    }
+  });
+
+  it('a publish whose answer was lost is found by its container, and not published again', async () => {
+    const channel = await connect();
+    const from = fake.requests.length;
+    fake.failNext('publish', 'drop');
+    const [id] = await publish({ content: 'Published once, whatever the network did' }, channel);
+    const state = await retryNow(id!);
+    expect(state.status).toBe('PUBLISHED');
+    expect(fake.postsOf('threads_ann').filter((post) => post.text === 'Published once, whatever the network did')).toHaveLength(1);
+    expect(publishes(from)).toHaveLength(1);
+    expect(fake.posts.get(state.platformPostId!)!.text).toBe('Published once, whatever the network did');
+  });
+
+  it('a container Meta could not prepare fails with its message; a post beyond the day\'s quota fails before anything is made', async () => {
+    const channel = await connect();
+    fake.failContainers(1, 'FAILED_DOWNLOADING_VIDEO');
+    const [broken] = await publish({ content: 'Meta will fail this one' }, channel);
+    const failed = await settled(broken!);
+    expect(failed.status).toBe('FAILED');
+    expect(failed.failureReason).toMatch(/Threads could not prepare the post: FAILED_DOWNLOADING_VIDEO/);
+
+    const quota = fake.quotas.posts;
+    fake.quotas.posts = fake.quotaUsage('threads_ann').posts;
+    try {
+      const containers = fake.containers.size;
+      const [over] = await publish({ content: 'One too many today' }, channel);
+      const refused = await settled(over!);
+      expect(refused.status).toBe('FAILED');
+      expect(refused.failureReason).toMatch(/Threads allows \d+ posts a day through its API, and this account has made \d+ in the last 24 hours/);
+      expect(fake.containers.size).toBe(containers);
+    } finally {
+      fake.quotas.posts = quota;
+    }
+  });
+
+  it('a revoked token fails the post and marks the channel', async () => {
+    if (![...fake.accounts.values()].some((account) => account.username === 'threads_bob')) fake.addAccount({ username: 'threads_bob', name: 'Bob' });
+    const channel = await connect('threads_bob');
+    for (const token of fake.tokens.values()) if (token.accountId === fake.account('threads_bob').id) fake.revoke(token.value);
+    const [id] = await publish({ content: 'After the app was removed' }, channel);
+    const failed = await settled(id!);
+    expect(failed.status).toBe('FAILED');
+    const [row] = await sql<{ tokenStatus: string; connectionErrorCode: string }[]>`SELECT token_status, connection_error_code FROM integrations WHERE id = ${channel}`;
+    expect(row).toMatchObject({ tokenStatus: 'REVOKED' });
+  });
+});
+
+describe('the long-lived token', () => {
+  it('is refreshed by the worker (once a day old), its new expiry kept and its next refresh queued', async () => {
+    const channel = await connect();
+    const [before] = await sql<{ credentials: Buffer; expiresAt: Date }[]>`SELECT credentials, expires_at FROM integrations WHERE id = ${channel}`;
+    fake.advance(2 * 86_400_000);
+    await sql`SELECT graphile_worker.add_job('refresh-credentials', json_build_object('integrationId', ${channel}::uuid), job_key := ${`refresh-credentials:${channel}`})`;
+    const after = await eventually(
+      async () => (await sql<{ credentials: Buffer; expiresAt: Date }[]>`SELECT credentials, expires_at FROM integrations WHERE id = ${channel}`)[0]!,
+      (row) => !row.credentials.equals(before!.credentials),
+      15_000,
+    );
+    expect(after.expiresAt.getTime()).toBeGreaterThan(before!.expiresAt.getTime());
+    expect(fake.requests.some((request) => request.path === '/refresh_access_token')).toBe(true);
+    const [next] = await sql<{ runAt: Date }[]>`SELECT run_at FROM graphile_worker.jobs WHERE key = ${`refresh-credentials:${channel}`}`;
+    expect(Math.round((after.expiresAt.getTime() - next!.runAt.getTime()) / 86_400_000)).toBe(7);
+    // And the channel publishes with the new token.
+    const [id] = await publish({ content: 'With a fresh token' }, channel);
+    expect((await settled(id!)).status).toBe('PUBLISHED');
+  });
+
+  it('a refresh Meta refuses (the app removed) marks the channel, with its event', async () => {
+    if (![...fake.accounts.values()].some((account) => account.username === 'threads_cy')) fake.addAccount({ username: 'threads_cy', name: 'Cy' });
+    const channel = await connect('threads_cy');
+    for (const token of fake.tokens.values()) if (token.accountId === fake.account('threads_cy').id) fake.revoke(token.value, 'deauthorized');
+    await sql`SELECT graphile_worker.add_job('refresh-credentials', json_build_object('integrationId', ${channel}::uuid), job_key := ${`refresh-credentials:${channel}`})`;
+    const row = await eventually(
+      async () => (await sql<{ tokenStatus: string; connectionErrorCode: string | null }[]>`SELECT token_status, connection_error_code FROM integrations WHERE id = ${channel}`)[0]!,
+      (state) => state.tokenStatus !== 'VALID',
+      15_000,
+    );
+    expect(row).toMatchObject({ tokenStatus: 'REVOKED', connectionErrorCode: 'ACCESS_TOKEN_REVOKED' });
+    const events = await rest(`/events?type=integration.error&resourceId=${channel}`);
+    expect(events.status, events.text).toBe(200);
+    expect(events.json.items).toHaveLength(1);
+  });
+});
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** An image uploaded through the uploads API, its variants made by the worker. */
+async function upload(bytes: Buffer, fileType: string): Promise<string> {
+  const started = await rest('/uploads/initiate', { method: 'POST', body: { scenarioId: 'post_attachments', fileName: 'image', fileType, fileSize: bytes.length, checksum: sha256(bytes) } });
+  expect(started.status, started.text).toBe(200);
+  expect((await fetch(started.json.signedUrl, { method: 'PUT', body: new Uint8Array(bytes), headers: started.json.requiredHeaders })).status).toBe(200);
+  const complete = () => rest('/uploads/complete', { method: 'POST', body: { uploadId: started.json.uploadId, checksum: sha256(bytes) } });
+  const done = await eventually(complete, (answer) => answer.json.variantsStatus !== 'pending', 20_000);
+  expect(done.json, done.text).toMatchObject({ variantsStatus: 'ready' });
+  return done.json.mediaId as string;
+}
+
