@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import postgres from 'postgres';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/process/config.js';
 import { photo } from './support/images.js';
@@ -193,6 +194,30 @@ describe('publishing', () => {
     expect(failed.status).toBe('FAILED');
     const [row] = await sql<{ tokenStatus: string; connectionErrorCode: string }[]>`SELECT token_status, connection_error_code FROM integrations WHERE id = ${channel}`;
     expect(row).toMatchObject({ tokenStatus: 'REVOKED' });
+  });
+});
+
+describe('Threads\' rules, when a post is written', () => {
+  it('refuses what Meta would: over 500 characters (an emoji its bytes), over 5 links, a WebP image, an unknown replyControl', async () => {
+    const channel = await connect();
+    const create = (row: Record<string, unknown>) =>
+      rest('/posts', { method: 'POST', body: { rows: [row], shared: { selectedIntegrations: [channel] }, postAction: 'PUBLISH_NOW' } });
+    const long = await create({ content: `${'x'.repeat(497)}🙂` });
+    expect(long.status).toBe(400);
+    expect(long.json).toMatchObject({ code: 'CONTENT_TOO_LONG', message: expect.stringMatching(/Too long for Threads \(.+\): 501 of 500 characters \(an emoji counting its UTF-8 bytes\)/) });
+    const links = await create({ content: [1, 2, 3, 4, 5, 6].map((n) => `https://example.com/${n}`).join(' ') });
+    expect(links.json).toMatchObject({ code: 'CONTENT_TOO_LONG', message: expect.stringMatching(/Too many links for Threads \(.+\): 6, and it takes at most 5/) });
+    const webp = await upload(await sharp({ create: { width: 64, height: 64, channels: 3, background: '#336699' } }).webp().toBuffer(), 'image/webp');
+    const image = await create({ content: 'A WebP', media: [{ id: webp }] });
+    expect(image.json).toMatchObject({ code: 'MEDIA_RULE_VIOLATED', message: expect.stringMatching(/Image 1 is a WebP image; Threads \(.+\) takes JPEG and PNG images/) });
+    const control = await create({ content: 'Who may answer', overrides: [{ integrationId: channel, settings: { replyControl: 'nobody' } }] });
+    expect(control.json).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/replyControl is everyone, accounts_you_follow/) });
+
+    // A replyControl Meta takes reaches the container.
+    const [id] = await publish({ content: 'Only followers may answer', overrides: [{ integrationId: channel, settings: { replyControl: 'followers_only' } }] }, channel);
+    const state = await settled(id!);
+    expect(state.status).toBe('PUBLISHED');
+    expect(fake.posts.get(state.platformPostId!)!.replyControl).toBe('followers_only');
   });
 });
 

@@ -19,7 +19,7 @@ export type Platform = (typeof PLATFORMS)[number];
  * content warning included), or Unicode code points with links in full (`codePoints`: the strict reading of a
  * Mastodon-compatible server that is not Mastodon, such as GoToSocial).
  */
-export type TextUnit = 'graphemes' | 'bytes' | 'characters' | 'mastodon' | 'codePoints' | 'threads';
+export type TextUnit = 'graphemes' | 'bytes' | 'characters' | 'mastodon' | 'codePoints' | 'threads' | 'links';
 
 /**
  * What a platform counts with a text besides the text itself: a Mastodon status's content warning (`spoilerText` of
@@ -184,6 +184,7 @@ const UNITS: Record<TextUnit, { words: string; detail: string }> = {
   mastodon: { words: 'characters', detail: 'as Mastodon counts them' },
   codePoints: { words: 'characters', detail: 'code points, links in full' },
   threads: { words: 'characters', detail: 'an emoji counting its UTF-8 bytes' },
+  links: { words: 'links', detail: 'distinct links' },
 };
 const VARIANTS_FAILED = 'its variants failed';
 const IMAGE_TYPE_NAMES: Record<string, string> = { 'image/jpeg': 'a JPEG', 'image/png': 'a PNG', 'image/webp': 'a WebP image', 'image/gif': 'a GIF' };
@@ -532,7 +533,8 @@ export const threadsRules: ContentRules = {
   checkText(text) {
     const length = countThreads(text);
     if (length > THREADS_MAX_CHARACTERS) return { limit: THREADS_MAX_CHARACTERS, length, unit: 'threads' };
-    return null;
+    const links = text.includes('://') ? threadsLinks(text) : 0;
+    return links > THREADS_MAX_LINKS ? { limit: THREADS_MAX_LINKS, length: links, unit: 'links' } : null;
   },
   measureText: (text) => ({ threads: countThreads(text) }),
   checkSettings: ({ replyControl }) =>
@@ -633,6 +635,7 @@ export function contentTooLong(field: string, channel: RuledChannel, text: strin
   const found = rulesFor(channel).checkText(text, as, context);
   if (!found) return undefined;
   const unit = UNITS[found.unit];
+  if (found.unit === 'links') return { field, sentence: `Too many links for ${named(channel)}: ${found.length}, and it takes at most ${found.limit}`, detail: unit.detail };
   return { field, sentence: `Too long for ${named(channel)}: ${found.length} of ${found.limit} ${unit.words}`, detail: unit.detail };
 }
 
