@@ -1407,7 +1407,7 @@ export interface components {
             platform: "BLUESKY" | "LINKEDIN" | "MASTODON" | "THREADS";
             name: string;
             image: string | null;
-            /** @description The account's handle where the platform has one across servers: `@user@domain` on Mastodon; null elsewhere. */
+            /** @description The account's handle where the platform has one: `@user@domain` on Mastodon, `@user` on Threads; null elsewhere. */
             handle: string | null;
             /** @description On Mastodon, the limits its posts are checked against: its instance's, as last read from it (`GET /api/v2/instance`), or Mastodon's defaults (500 characters, a link counting 23, 4 images, alt text of 1500 characters) while they are not known. Null on the other platforms, whose limits are the same for every channel (GET /platforms, docs/limits.md). */
             limits: components["schemas"]["InstanceLimits"] | null;
