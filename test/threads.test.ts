@@ -185,6 +185,27 @@ describe('publishing', () => {
     }
   });
 
+  it('a rate limit waits for a later attempt, Meta\'s trace id kept; deleting the post deletes it and its first comment on Threads', async () => {
+    const channel = await connect();
+    fake.failNext('containers', { status: 400, code: 4, message: 'Application request limit reached', isTransient: true });
+    const [id] = await publish({ content: 'Slowed down once', firstComment: 'The comment under it' }, channel);
+    const waiting = await eventually(
+      async () => (await sql<{ status: string; retryCount: number; failureDetail: { status: number; platformCode: string; traceId: string } | null }[]>`
+        SELECT status, retry_count, failure_detail FROM schedules WHERE id = ${id!}`)[0]!,
+      (state) => state.retryCount === 1,
+      30_000,
+    );
+    expect(waiting).toMatchObject({ status: 'SCHEDULED', failureDetail: { status: 400, platformCode: '4' } });
+    expect(waiting.failureDetail!.traceId).toMatch(/^[\w-]{16,}$/);
+    const state = await retryNow(id!);
+    expect(state.status).toBe('PUBLISHED');
+    const comment = fake.postsOf('threads_ann', { replies: true }).find((one) => one.text === 'The comment under it')!;
+    const deleted = await rest(`/schedules/${id}`, { method: 'DELETE' });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(fake.posts.get(state.platformPostId!)!.deletedAt).not.toBeNull();
+    expect(fake.posts.get(comment.id)!.deletedAt).not.toBeNull();
+  });
+
   it('a revoked token fails the post and marks the channel', async () => {
     if (![...fake.accounts.values()].some((account) => account.username === 'threads_bob')) fake.addAccount({ username: 'threads_bob', name: 'Bob' });
     const channel = await connect('threads_bob');
