@@ -13,15 +13,15 @@ export default defineOperation({
   description:
     'Answers `redirectUrl`, to open in a browser. BLUESKY: this service\'s connect page, where the user gives their handle and an ' +
     'app password. LINKEDIN: LinkedIn\'s consent page; when the member administers LinkedIn pages, the callback offers their ' +
-    'profile and pages, and the channel stays `PENDING_SELECTION` until one is picked. Either link works once, for 15 minutes, for ' +
-    'this workspace and user. MASTODON: with `instance` (the member\'s server, such as `mastodon.social`), that server\'s consent ' +
+    'profile and pages, and the channel stays `PENDING_SELECTION` until one is picked. THREADS: Threads\' consent page. Each link ' +
+    'works once, for 15 minutes, for this workspace and user. MASTODON: with `instance` (the member\'s server, such as `mastodon.social`), that server\'s consent ' +
     'page (Postwise registers itself there once, and reads the server\'s limits); without it, this service\'s page asking for the ' +
-    'server. An unknown platform, a server that cannot be reached or is not a Mastodon server, or LinkedIn on a server without ' +
-    'LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET, answers 400 VALIDATION_ERROR saying so (GET /platforms says which can be connected).',
+    'server. An unknown platform, a server that cannot be reached or is not a Mastodon server, or LinkedIn or Threads on a server ' +
+    'without its app (LINKEDIN_CLIENT_ID, THREADS_APP_ID…), answers 400 VALIDATION_ERROR saying so (GET /platforms says which can be connected).',
   // Any text, so that an unknown platform gets the message naming the supported ones rather than a schema's enum.
   input: {
     body: z.strictObject({
-      platform: text.min(1).max(50).meta({ description: 'BLUESKY, LINKEDIN or MASTODON.' }),
+      platform: text.min(1).max(50).meta({ description: 'BLUESKY, LINKEDIN, MASTODON or THREADS.' }),
       instance: text.min(1).max(300).optional().meta({
         description: 'MASTODON only: the member\'s server (`mastodon.social`, `hachyderm.io`, `@ann@hachyderm.io`); without it the link asks for it.',
       }),

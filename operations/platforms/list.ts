@@ -11,7 +11,7 @@ import { platform } from '../integrations/integration.js';
 export const Platform = z
   .object({
     platform,
-    name: z.string().meta({ description: 'How the platform is named to people: Bluesky, LinkedIn, Mastodon.' }),
+    name: z.string().meta({ description: 'How the platform is named to people: Bluesky, LinkedIn, Mastodon, Threads.' }),
     connectMethod: z.enum(['app-password', 'oauth']).meta({
       description:
         '`app-password`: a handle and an app password, given on this service\'s connect page (or `POST /integrations/bluesky`); ' +
@@ -43,7 +43,8 @@ export default defineOperation({
   description:
     'Every platform, in a fixed order: whether `POST /integrations/connect` can connect it here (`connectable`), and when not, why ' +
     '(`unavailableReason`) and which server settings it needs (`settings`). LinkedIn is connectable only on a server with a LinkedIn ' +
-    'app\'s client (LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET); its `redirectUri` is the one to register in that app. Mastodon ' +
+    'app\'s client (LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET), Threads only with a Meta app\'s (THREADS_APP_ID and ' +
+    'THREADS_APP_SECRET); each `redirectUri` is the one to register in that app. Mastodon ' +
     'needs no setting: Postwise registers itself on each member\'s server when they connect (`settings` [], `redirectUri` null).',
   output: z.array(Platform),
   async handler(_input, app) {

@@ -30,7 +30,8 @@ export const settings = z
     description:
       'Options for this channel, kept on its schedule (the publishing adapters read them). `langs`: language tags (Bluesky, Mastodon). ' +
       'LinkedIn: `visibility` CONNECTIONS. Mastodon: `visibility` (public, unlisted, private, direct), `spoilerText` (a content warning, ' +
-      'counted with the text), `sensitive`, `focalPoints` ([{ x, y }] from -1 to 1 per image, or null). A value the platform does not take: 400.',
+      'counted with the text), `sensitive`, `focalPoints` ([{ x, y }] from -1 to 1 per image, or null). Threads: `replyControl` (everyone, ' +
+      'accounts_you_follow, mentioned_only, parent_post_author_only, followers_only). A value the platform does not take: 400.',
   });
 
 const Row = z.strictObject({
@@ -107,7 +108,8 @@ export default defineOperation({
     'Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel\'s platform,',
     'one post per row and channel (403 POST_QUOTA_EXCEEDED). Texts must fit each channel\'s platform (400 CONTENT_TOO_LONG): Bluesky',
     '300 graphemes and 3000 bytes of UTF-8, LinkedIn 3000 characters (1250 in a first comment), Mastodon its instance\'s limit (500 by',
-    'default: each link counts 23, `@user@domain` as `@user`, a content warning in `settings.spoilerText` with the text); so must media (400',
+    'default: each link counts 23, `@user@domain` as `@user`, a content warning in `settings.spoilerText` with the text), Threads 500',
+    '(an emoji counts its UTF-8 bytes) and at most 5 distinct links; so must media (400',
     'MEDIA_RULE_VIOLATED), published with the post, not its thread parts or first comment. LinkedIn has no threads (400',
     'VALIDATION_ERROR, drafts too). A channel waiting for account selection (PENDING_SELECTION) takes only drafts (409 INVALID_STATE).',
     'Integrations or tags of another workspace answer 404 NOT_FOUND.',

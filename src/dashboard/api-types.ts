@@ -474,7 +474,7 @@ export interface paths {
         };
         /**
          * The platforms channels can be connected to on this server, and what the others need
-         * @description Every platform, in a fixed order: whether `POST /integrations/connect` can connect it here (`connectable`), and when not, why (`unavailableReason`) and which server settings it needs (`settings`). LinkedIn is connectable only on a server with a LinkedIn app's client (LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET); its `redirectUri` is the one to register in that app. Mastodon needs no setting: Postwise registers itself on each member's server when they connect (`settings` [], `redirectUri` null).
+         * @description Every platform, in a fixed order: whether `POST /integrations/connect` can connect it here (`connectable`), and when not, why (`unavailableReason`) and which server settings it needs (`settings`). LinkedIn is connectable only on a server with a LinkedIn app's client (LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET), Threads only with a Meta app's (THREADS_APP_ID and THREADS_APP_SECRET); each `redirectUri` is the one to register in that app. Mastodon needs no setting: Postwise registers itself on each member's server when they connect (`settings` [], `redirectUri` null).
          */
         get: operations["listPlatforms"];
         put?: never;
@@ -496,7 +496,7 @@ export interface paths {
         put?: never;
         /**
          * Start connecting a channel: the link the user opens in a browser
-         * @description Answers `redirectUrl`, to open in a browser. BLUESKY: this service's connect page, where the user gives their handle and an app password. LINKEDIN: LinkedIn's consent page; when the member administers LinkedIn pages, the callback offers their profile and pages, and the channel stays `PENDING_SELECTION` until one is picked. Either link works once, for 15 minutes, for this workspace and user. MASTODON: with `instance` (the member's server, such as `mastodon.social`), that server's consent page (Postwise registers itself there once, and reads the server's limits); without it, this service's page asking for the server. An unknown platform, a server that cannot be reached or is not a Mastodon server, or LinkedIn on a server without LINKEDIN_CLIENT_ID and LINKEDIN_CLIENT_SECRET, answers 400 VALIDATION_ERROR saying so (GET /platforms says which can be connected).
+         * @description Answers `redirectUrl`, to open in a browser. BLUESKY: this service's connect page, where the user gives their handle and an app password. LINKEDIN: LinkedIn's consent page; when the member administers LinkedIn pages, the callback offers their profile and pages, and the channel stays `PENDING_SELECTION` until one is picked. THREADS: Threads' consent page. Each link works once, for 15 minutes, for this workspace and user. MASTODON: with `instance` (the member's server, such as `mastodon.social`), that server's consent page (Postwise registers itself there once, and reads the server's limits); without it, this service's page asking for the server. An unknown platform, a server that cannot be reached or is not a Mastodon server, or LinkedIn or Threads on a server without its app (LINKEDIN_CLIENT_ID, THREADS_APP_ID…), answers 400 VALIDATION_ERROR saying so (GET /platforms says which can be connected).
          */
         post: operations["connectIntegration"];
         delete?: never;
@@ -617,7 +617,8 @@ export interface paths {
          *     Anything but DRAFT needs an active subscription (402 PAYMENT_REQUIRED) and spends the monthly quota of each channel's platform,
          *     one post per row and channel (403 POST_QUOTA_EXCEEDED). Texts must fit each channel's platform (400 CONTENT_TOO_LONG): Bluesky
          *     300 graphemes and 3000 bytes of UTF-8, LinkedIn 3000 characters (1250 in a first comment), Mastodon its instance's limit (500 by
-         *     default: each link counts 23, `@user@domain` as `@user`, a content warning in `settings.spoilerText` with the text); so must media (400
+         *     default: each link counts 23, `@user@domain` as `@user`, a content warning in `settings.spoilerText` with the text), Threads 500
+         *     (an emoji counts its UTF-8 bytes) and at most 5 distinct links; so must media (400
          *     MEDIA_RULE_VIOLATED), published with the post, not its thread parts or first comment. LinkedIn has no threads (400
          *     VALIDATION_ERROR, drafts too). A channel waiting for account selection (PENDING_SELECTION) takes only drafts (409 INVALID_STATE).
          *     Integrations or tags of another workspace answer 404 NOT_FOUND.
@@ -1702,7 +1703,7 @@ export interface components {
         Platform: {
             /** @enum {string} */
             platform: "BLUESKY" | "LINKEDIN" | "MASTODON" | "THREADS";
-            /** @description How the platform is named to people: Bluesky, LinkedIn, Mastodon. */
+            /** @description How the platform is named to people: Bluesky, LinkedIn, Mastodon, Threads. */
             name: string;
             /**
              * @description `app-password`: a handle and an app password, given on this service's connect page (or `POST /integrations/bluesky`); `oauth`: the platform's own consent page.
@@ -6679,7 +6680,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description BLUESKY, LINKEDIN or MASTODON. */
+                    /** @description BLUESKY, LINKEDIN, MASTODON or THREADS. */
                     platform: string;
                     /** @description MASTODON only: the member's server (`mastodon.social`, `hachyderm.io`, `@ann@hachyderm.io`); without it the link asks for it. */
                     instance?: string;
@@ -7763,7 +7764,7 @@ export interface operations {
                             integrationId: string;
                             /** @description Its text instead of the row's. */
                             content?: string;
-                            /** @description Options for this channel, kept on its schedule (the publishing adapters read them). `langs`: language tags (Bluesky, Mastodon). LinkedIn: `visibility` CONNECTIONS. Mastodon: `visibility` (public, unlisted, private, direct), `spoilerText` (a content warning, counted with the text), `sensitive`, `focalPoints` ([{ x, y }] from -1 to 1 per image, or null). A value the platform does not take: 400. */
+                            /** @description Options for this channel, kept on its schedule (the publishing adapters read them). `langs`: language tags (Bluesky, Mastodon). LinkedIn: `visibility` CONNECTIONS. Mastodon: `visibility` (public, unlisted, private, direct), `spoilerText` (a content warning, counted with the text), `sensitive`, `focalPoints` ([{ x, y }] from -1 to 1 per image, or null). Threads: `replyControl` (everyone, accounts_you_follow, mentioned_only, parent_post_author_only, followers_only). A value the platform does not take: 400. */
                             settings?: {
                                 [key: string]: unknown;
                             };
@@ -8368,7 +8369,7 @@ export interface operations {
                         id: string;
                         /** @description Its own text from now on. */
                         content?: string;
-                        /** @description Options for this channel, kept on its schedule (the publishing adapters read them). `langs`: language tags (Bluesky, Mastodon). LinkedIn: `visibility` CONNECTIONS. Mastodon: `visibility` (public, unlisted, private, direct), `spoilerText` (a content warning, counted with the text), `sensitive`, `focalPoints` ([{ x, y }] from -1 to 1 per image, or null). A value the platform does not take: 400. */
+                        /** @description Options for this channel, kept on its schedule (the publishing adapters read them). `langs`: language tags (Bluesky, Mastodon). LinkedIn: `visibility` CONNECTIONS. Mastodon: `visibility` (public, unlisted, private, direct), `spoilerText` (a content warning, counted with the text), `sensitive`, `focalPoints` ([{ x, y }] from -1 to 1 per image, or null). Threads: `replyControl` (everyone, accounts_you_follow, mentioned_only, parent_post_author_only, followers_only). A value the platform does not take: 400. */
                         settings?: {
                             [key: string]: unknown;
                         };
