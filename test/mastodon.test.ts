@@ -4,10 +4,9 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { checkAccessibility, launchBrowser, newPage, pageErrors, setOwnerPassword, signIn } from './support/browser.js';
-import { createHash } from 'node:crypto';
 import { photo } from './support/images.js';
 import { connectMastodon, followLinks, startFakeMastodon, type FakeMastodon } from './support/mastodon.js';
-import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, isSettled, startTestService, uploadImage, type TestService, type Workspace } from './support/service.js';
 
 /**
  * Mastodon end to end against the strict fake instance on loopback (test/support/mastodon.ts), as an API client drives
@@ -303,18 +302,8 @@ describe('publishing', () => {
   });
 });
 
-const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-
-/** An image uploaded through the uploads API, its variants made by the worker. */
-async function upload(bytes: Buffer, fileType: string): Promise<string> {
-  const started = await rest('/uploads/initiate', { method: 'POST', body: { scenarioId: 'post_attachments', fileName: 'image', fileType, fileSize: bytes.length, checksum: sha256(bytes) } });
-  expect(started.status, started.text).toBe(200);
-  expect((await fetch(started.json.signedUrl, { method: 'PUT', body: new Uint8Array(bytes), headers: started.json.requiredHeaders })).status).toBe(200);
-  const complete = () => rest('/uploads/complete', { method: 'POST', body: { uploadId: started.json.uploadId, checksum: sha256(bytes) } });
-  const done = await eventually(complete, (answer) => answer.json.variantsStatus !== 'pending', 20_000);
-  expect(done.json, done.text).toMatchObject({ variantsStatus: 'ready' });
-  return done.json.mediaId as string;
-}
+/** An image uploaded through the uploads API: its media id. */
+const upload = async (bytes: Buffer, fileType: string) => (await uploadImage(service.api, ws.apiKey, bytes, fileType)).mediaId;
 
 describe('the server\'s limits', () => {
   it('are read again each day: a server that raises its limit has posts checked by the new one', async () => {

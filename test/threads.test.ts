@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/process/config.js';
 import { photo } from './support/images.js';
 import { followThreadsLinks, startFakeThreads, type FakeThreads } from './support/threads.js';
-import { call, eventually, isSettled, startTestService, type TestService, type Workspace } from './support/service.js';
+import { call, eventually, isSettled, startTestService, uploadImage, type TestService, type Workspace } from './support/service.js';
 
 /**
  * Threads end to end against the strict fake of Meta's Threads API on loopback (test/support/threads.ts): connecting
@@ -280,15 +280,6 @@ describe('the long-lived token', () => {
 });
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-
-/** An image uploaded through the uploads API, its variants made by the worker. */
-async function upload(bytes: Buffer, fileType: string): Promise<string> {
-  const started = await rest('/uploads/initiate', { method: 'POST', body: { scenarioId: 'post_attachments', fileName: 'image', fileType, fileSize: bytes.length, checksum: sha256(bytes) } });
-  expect(started.status, started.text).toBe(200);
-  expect((await fetch(started.json.signedUrl, { method: 'PUT', body: new Uint8Array(bytes), headers: started.json.requiredHeaders })).status).toBe(200);
-  const complete = () => rest('/uploads/complete', { method: 'POST', body: { uploadId: started.json.uploadId, checksum: sha256(bytes) } });
-  const done = await eventually(complete, (answer) => answer.json.variantsStatus !== 'pending', 20_000);
-  expect(done.json, done.text).toMatchObject({ variantsStatus: 'ready' });
-  return done.json.mediaId as string;
-}
+/** An image uploaded through the uploads API: its media id. */
+const upload = async (bytes: Buffer, fileType: string) => (await uploadImage(service.api, ws.apiKey, bytes, fileType)).mediaId;
 

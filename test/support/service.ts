@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -205,4 +205,20 @@ export async function scheduleDueIn(api: string, key: string, channel: string, c
   });
   if (created.status !== 201) throw new Error(`POST /posts answered ${created.status}: ${created.text}`);
   return (await call(`${api}/posts/${created.json.postId}`, { key })).json.schedules[0].id;
+}
+
+/**
+ * An image uploaded through the uploads API as a client does (initiate, the signed PUT, complete), its variants made by
+ * the worker: answers completeUpload's answer once they are ready (`mediaId`, `publicUrl`, `variants`).
+ */
+export async function uploadImage(api: string, apiKey: string, bytes: Buffer, fileType: string): Promise<{ mediaId: string; publicUrl: string; variants: Record<string, { url: string; width: number; height: number }> }> {
+  const checksum = createHash('sha256').update(bytes).digest('hex');
+  const started = await call(`${api}/uploads/initiate`, { key: apiKey, method: 'POST', body: { scenarioId: 'post_attachments', fileName: 'image', fileType, fileSize: bytes.length, checksum } });
+  if (started.status !== 200) throw new Error(`initiate: ${started.status} ${started.text}`);
+  const put = await fetch(started.json.signedUrl, { method: 'PUT', body: new Uint8Array(bytes), headers: started.json.requiredHeaders });
+  if (put.status !== 200) throw new Error(`PUT: ${put.status}`);
+  const complete = () => call(`${api}/uploads/complete`, { key: apiKey, method: 'POST', body: { uploadId: started.json.uploadId, checksum } });
+  const done = await eventually(complete, (answer) => answer.json.variantsStatus !== 'pending', 20_000);
+  if (done.json.variantsStatus !== 'ready') throw new Error(`variants: ${done.text}`);
+  return done.json;
 }
