@@ -163,6 +163,21 @@ describe('publishing', () => {
     expect(fake.posts.get(state.platformPostId!)!.text).toBe('Published once, whatever the network did');
   });
 
+  it('a first comment whose publish answer was lost is found among the account\'s replies, and not published again', async () => {
+    const channel = await connect();
+    const from = fake.requests.length;
+    fake.failNext('publish', 'answer');
+    fake.failNext('publish', 'drop');
+    const [id] = await publish({ content: 'A post whose comment goes missing', firstComment: 'The comment, published once' }, channel);
+    const state = await retryNow(id!);
+    expect(state, JSON.stringify(state)).toMatchObject({ status: 'PUBLISHED', failureReason: null });
+    const comments = fake.postsOf('threads_ann', { replies: true }).filter((post) => post.text === 'The comment, published once');
+    expect(comments).toHaveLength(1);
+    expect(comments[0]!.replyToId).toBe(state.platformPostId);
+    expect(publishes(from)).toHaveLength(2);
+    expect(fake.requests.slice(from).some((request) => request.method === 'GET' && request.path.endsWith('/replies'))).toBe(true);
+  });
+
   it('a container Meta could not prepare fails with its message; a post beyond the day\'s quota fails before anything is made', async () => {
     const channel = await connect();
     fake.failContainers(1, 'FAILED_DOWNLOADING_VIDEO');
