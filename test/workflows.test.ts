@@ -5,28 +5,33 @@ import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/process/config.js';
 import { connectThroughForm, createAccount, postsOf, type TestAccount } from './support/bluesky.js';
 import { connectLinkedIn, startServiceWithLinkedIn } from './support/linkedin-browser.js';
 import { startFakeLinkedIn, type FakeLinkedIn } from './support/linkedin.js';
 import { connectMastodon, startFakeMastodon, type FakeMastodon } from './support/mastodon.js';
 import { call, eventually, isSettled, type TestService, type Workspace } from './support/service.js';
+import { followThreadsLinks, startFakeThreads, type FakeThreads, type ThreadsRequest } from './support/threads.js';
 
 /**
- * A Mastodon channel on every workflow surface (issue 46), beside a Bluesky channel on the real PDS and a LinkedIn
- * channel on LinkedIn's contract fake, published by the worker: one post with each channel's own text, the approval
- * workflow (held, approved, rejected), evergreen recycling (a new status under a new Idempotency-Key), and the events
- * and signed webhook of a Mastodon publish. One service, one workspace and one set of fakes for the whole file.
+ * The workflows across the four platforms, published by the worker: a Bluesky channel on the real PDS, a LinkedIn
+ * channel on LinkedIn's contract fake, a Mastodon channel (issue 46) and a Threads channel (issue 47) on their strict
+ * fakes. One post to all four at once with each channel's own text, each published exactly once; the approval
+ * workflow with a Mastodon and a Threads channel (held, approved then published once, rejected); evergreen recycling
+ * with each (a new Mastodon status under a new Idempotency-Key, a new Threads post from a new container); and the
+ * events and signed webhook of a Mastodon publish. One service, one workspace and one set of fakes for the whole file.
  */
 
 let mastodon: FakeMastodon;
 let linkedin: FakeLinkedIn;
+let threads: FakeThreads;
 let receiver: Server;
 const received: { headers: IncomingHttpHeaders; body: string }[] = [];
 let service: TestService;
 let ws: Workspace;
 let sql: postgres.Sql;
 let account: TestAccount;
-const channels = { bluesky: '', linkedin: '', mastodon: '' };
+const channels = { bluesky: '', linkedin: '', mastodon: '', threads: '' };
 
 beforeAll(async () => {
   receiver = createServer((request, response) => {
@@ -38,32 +43,48 @@ beforeAll(async () => {
     });
   });
   receiver.listen(0, '127.0.0.1');
-  [mastodon, linkedin, account] = await Promise.all([startFakeMastodon({ autoConsent: 'ann' }), startFakeLinkedIn(), createAccount(), once(receiver, 'listening')]).then(
-    ([m, l, a]) => [m, l, a] as const,
-  );
+  [mastodon, linkedin, threads, account] = await Promise.all([
+    startFakeMastodon({ autoConsent: 'ann' }),
+    startFakeLinkedIn(),
+    startFakeThreads({ autoConsent: 'threads_ann' }),
+    createAccount(),
+    once(receiver, 'listening'),
+  ]).then(([m, l, t, a]) => [m, l, t, a] as const);
   service = await startServiceWithLinkedIn(linkedin, {
     mediaFetchAllowHosts: [mastodon.host, `127.0.0.1:${(receiver.address() as AddressInfo).port}`],
     webhookTimeoutMs: 2000,
     webhookRetryDelaysMs: [200, 200, 200],
+    threads: { ...loadConfig({}).threads, appId: threads.app.appId, appSecret: threads.app.appSecret, authUrl: threads.url, apiUrl: threads.url, version: threads.version },
   });
+  threads.app.redirectUris.push(`${service.base}/oauth/threads/callback`);
   ws = await service.workspace({ plan: 'business' });
   sql = postgres(service.databaseUrl, { max: 2, onnotice: () => {}, transform: postgres.camel });
-  [channels.bluesky, channels.linkedin, channels.mastodon] = await Promise.all([
+  [channels.bluesky, channels.linkedin, channels.mastodon, channels.threads] = await Promise.all([
     connectThroughForm(service.api, ws.apiKey, account),
     connectLinkedIn(service, ws.apiKey, linkedin, linkedin.addMember('Ada Lovelace')),
     connectMastodon(service.api, ws.apiKey, mastodon),
+    connectThreads(),
   ]);
 });
 
 afterAll(async () => {
   await sql?.end();
   await service?.stop();
-  await Promise.all([mastodon?.close(), linkedin?.stop()]);
+  await Promise.all([mastodon?.close(), linkedin?.stop(), threads?.close()]);
   receiver?.closeAllConnections();
   receiver?.close();
 });
 
 const rest = (path: string, options: { method?: string; body?: unknown } = {}, key = ws.apiKey) => call(`${service.api}${path}`, { key, ...options });
+
+/** `threads_ann` connected through the fake's Authorization Window (consenting at once) back to our callback. */
+async function connectThreads(): Promise<string> {
+  const link = await rest('/integrations/connect', { method: 'POST', body: { platform: 'THREADS' } });
+  expect(link.status, link.text).toBe(200);
+  const page = await followThreadsLinks(link.json.redirectUrl);
+  expect(page.status, page.html).toBe(200);
+  return /<code>([0-9a-f-]{36})<\/code>/.exec(page.html)![1]!;
+}
 
 interface ScheduleRow {
   id: string;
@@ -97,6 +118,16 @@ const sendsOf = (text: string) =>
   mastodon.requests.filter((request) => request.method === 'POST' && request.path === '/api/v1/statuses' && (request.body as { status?: string } | undefined)?.status === text);
 const statusesWith = (text: string) => mastodon.statusesOf('ann').filter((status) => status.text === text);
 
+/** The container a threads_publish request named (sent as a form; the query string would do too). */
+const creationIdOf = (request: ThreadsRequest) => String((request.body as { creation_id?: string } | undefined)?.creation_id ?? request.query.creation_id);
+/** The threads_publish requests Meta received for a container with this text (whatever their outcome). */
+const threadsPublishesOf = (text: string) =>
+  threads.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/threads_publish') && threads.containers.get(creationIdOf(request))?.text === text);
+/** The account's Threads posts (replies and carousel items left out) with this text. */
+const threadsPostsWith = (text: string) => threads.postsOf('threads_ann').filter((post) => post.text === text);
+/** The container a schedule kept before publishing (`post_sent_ref`). */
+const keptContainerOf = async (scheduleId: string) => (await sql<{ postSentRef: string | null }[]>`SELECT post_sent_ref FROM schedules WHERE id = ${scheduleId}`)[0]!.postSentRef;
+
 /** A job for the schedule queued by hand, as any stray job would ask for it, and its end (the engine's claim decides). */
 async function strayJobFor(scheduleId: string) {
   const key = `publish-schedule:${scheduleId}`;
@@ -108,15 +139,17 @@ async function strayJobFor(scheduleId: string) {
 const jobsOf = (postId: string) =>
   sql`SELECT j.key FROM graphile_worker.jobs j JOIN schedules s ON j.key = 'publish-schedule:' || s.id WHERE s.post_id = ${postId}`;
 
-describe('one post to Bluesky, LinkedIn and Mastodon', () => {
-  it('publishes each channel\'s own text there, once, through the worker', async () => {
+describe('one post to Bluesky, LinkedIn, Mastodon and Threads', () => {
+  it('publishes each channel\'s own text on all four at once, each exactly once, through the worker', async () => {
     const tag = randomUUID().slice(0, 8);
     const texts = {
       shared: `Said to nobody in these words ${tag}`,
       bluesky: `Short and light, for Bluesky ${tag}`,
       linkedin: `At more length, for the people on LinkedIn ${tag}`,
       mastodon: `Hello to the fediverse ${tag}`,
+      threads: `A word for the people on Threads ${tag}`,
     };
+    const threadsFrom = threads.requests.length;
     const { postId } = await createPost(
       {
         content: texts.shared,
@@ -124,9 +157,10 @@ describe('one post to Bluesky, LinkedIn and Mastodon', () => {
           { integrationId: channels.bluesky, content: texts.bluesky },
           { integrationId: channels.linkedin, content: texts.linkedin },
           { integrationId: channels.mastodon, content: texts.mastodon },
+          { integrationId: channels.threads, content: texts.threads },
         ],
       },
-      [channels.bluesky, channels.linkedin, channels.mastodon],
+      [channels.bluesky, channels.linkedin, channels.mastodon, channels.threads],
     );
     const schedules = await schedulesOf(postId);
     expect(schedules.map((schedule) => schedule.integrationId).sort()).toEqual(Object.values(channels).sort());
@@ -150,10 +184,17 @@ describe('one post to Bluesky, LinkedIn and Mastodon', () => {
     expect(statuses.map((status) => status.text)).toEqual([texts.mastodon]);
     expect(mastodon.requests.filter((request) => request.method === 'POST' && request.path === '/api/v1/statuses' && JSON.stringify(request.body).includes(tag))).toHaveLength(1);
     expect(outcome[channels.mastodon]).toMatchObject({ platformPostId: statuses[0]!.id, releaseUrl: `${mastodon.url}/@ann/${statuses[0]!.id}` });
+
+    // Threads: one container published once, one post, its own text; the schedule names the post and its permalink.
+    const made = threads.postsOf('threads_ann').filter((post) => post.text?.includes(tag));
+    expect(made.map((post) => post.text)).toEqual([texts.threads]);
+    const published = threads.requests.slice(threadsFrom).filter((request) => request.method === 'POST' && request.path.endsWith('/threads_publish'));
+    expect(published.map(creationIdOf)).toEqual([made[0]!.containerId]);
+    expect(outcome[channels.threads]).toMatchObject({ platformPostId: made[0]!.id, releaseUrl: made[0]!.permalink });
   });
 });
 
-describe('approval with a Mastodon channel', () => {
+describe('approval with a Mastodon and a Threads channel', () => {
   let agentKey: string;
   beforeAll(async () => {
     agentKey = (await ws.admin('createApiKey', { name: 'agent', postsNeedApproval: true })).key;
@@ -181,7 +222,7 @@ describe('approval with a Mastodon channel', () => {
     expect(published).toMatchObject({ platformPostId: statuses[0]!.id, releaseUrl: `${mastodon.url}/@ann/${statuses[0]!.id}` });
   });
 
-  it('a rejected post publishes nothing, whatever job asks for it', async () => {
+  it('a rejected Mastodon post publishes nothing, whatever job asks for it', async () => {
     const text = `Not fit to publish, as a reviewer found ${randomUUID().slice(0, 8)}`;
     const created = await createPost({ content: text }, [channels.mastodon], { key: agentKey });
     expect(created).toMatchObject({ approvalStatus: 'pending_review' });
@@ -195,13 +236,38 @@ describe('approval with a Mastodon channel', () => {
     expect(statusesWith(text)).toEqual([]);
     expect(await sql`SELECT 1 FROM events WHERE post_id = ${created.postId} AND type IN ('schedule.publishing', 'schedule.published')`).toHaveLength(0);
   });
+
+  it('holds the post from Threads until it is approved, whatever job asks for it; approved, it publishes once', async () => {
+    const text = `Written by an agent for Threads, read by a person first ${randomUUID().slice(0, 8)}`;
+    const created = await createPost({ content: text }, [channels.threads], { key: agentKey });
+    expect(created).toMatchObject({ approvalStatus: 'pending_review', canSchedule: false });
+    const [schedule] = await schedulesOf(created.postId);
+    expect(schedule).toMatchObject({ integrationId: channels.threads, status: 'SCHEDULED' });
+    // Due now, with the worker running: no job is queued for it, and one queued by hand is refused by the claim, before
+    // any container is made.
+    expect(await jobsOf(created.postId)).toEqual([]);
+    await strayJobFor(schedule!.id);
+    expect(await scheduleById(schedule!.id)).toMatchObject({ status: 'SCHEDULED', platformPostId: null });
+    expect([...threads.containers.values()].filter((container) => container.text === text)).toEqual([]);
+    expect(threadsPublishesOf(text)).toEqual([]);
+
+    const approved = await ws.admin('approvePost', { id: created.postId, note: 'Fine for Threads' });
+    expect(approved).toMatchObject({ approvalStatus: 'approved', canSchedule: true });
+    const published = await settled(schedule!.id);
+    expect(published, JSON.stringify(published)).toMatchObject({ status: 'PUBLISHED', failureReason: null });
+    const posts = threadsPostsWith(text);
+    expect(posts).toHaveLength(1);
+    expect(threadsPublishesOf(text).map(creationIdOf)).toEqual([posts[0]!.containerId]);
+    expect(published).toMatchObject({ platformPostId: posts[0]!.id, releaseUrl: posts[0]!.permalink });
+    expect(await keptContainerOf(schedule!.id)).toBe(posts[0]!.containerId);
+  });
 });
 
-describe('evergreen recycling with a Mastodon channel', () => {
+describe('evergreen recycling with a Mastodon and a Threads channel', () => {
   /** Every hour of every day: a recycled schedule's slot is within the hour. */
   const EVERY_HOUR = [{ weekdays: [1, 2, 3, 4, 5, 6, 7], times: Array.from({ length: 24 }, (_, hour) => `${String(hour).padStart(2, '0')}:00`) }];
 
-  it('schedules a published evergreen post again, and it goes out as a new status under another Idempotency-Key', async () => {
+  it('schedules a published evergreen post on Mastodon again, and it goes out as a new status under another Idempotency-Key', async () => {
     const text = `Our guide to the fediverse, still true ${randomUUID().slice(0, 8)}`;
     const { postId } = await createPost({ content: text, isEvergreen: true }, [channels.mastodon]);
     const [original] = await schedulesOf(postId);
@@ -242,6 +308,46 @@ describe('evergreen recycling with a Mastodon channel', () => {
     const keys = sendsOf(text).map((request) => request.headers['idempotency-key']);
     expect(keys).toEqual([first!.idempotencyKey, second!.idempotencyKey]);
     await ws.admin('deleteRecycleRule', { id: rule.id });
+  });
+
+  it('schedules a published evergreen post on Threads again, and it goes out as a new post from a new container', async () => {
+    const text = `Our guide to Threads, still true ${randomUUID().slice(0, 8)}`;
+    const { postId } = await createPost({ content: text, isEvergreen: true }, [channels.threads]);
+    const [original] = await schedulesOf(postId);
+    expect((await settled(original!.id)).status).toBe('PUBLISHED');
+    await sql`UPDATE schedules SET published_at = published_at - interval '40 days' WHERE post_id = ${postId}`;
+
+    const rule = await ws.admin('createRecycleRule', { name: 'Threads best of', integrationIds: [channels.threads], postingWindows: EVERY_HOUR });
+    try {
+      const events = await eventually(async () => (await ws.admin('listRecycleEvents', { ruleId: rule.id })).items, (items) => items.length > 0, 20_000);
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({ postId, status: 'RECYCLED', skipped: [], linkedinVariation: null });
+      expect(events[0].scheduleIds).toHaveLength(1);
+      const copy = await scheduleById(events[0].scheduleIds[0]);
+      expect(copy).toMatchObject({ integrationId: channels.threads, status: 'SCHEDULED', originRecycleEventId: events[0].id, platformPostId: null });
+      expect(copy.scheduledAt.getTime() - Date.now()).toBeLessThanOrEqual(3_600_000);
+      // The copy keeps no container of the original's: it is a post still to make, not one to look up.
+      expect(await keptContainerOf(copy.id)).toBeNull();
+
+      const moved = await rest(`/posts/schedules/${copy.id}/reschedule`, { method: 'POST', body: { scheduledAt: new Date(Date.now() + 1000).toISOString() } });
+      expect(moved.status, moved.text).toBe(200);
+      const republished = await settled(copy.id);
+      expect(republished, JSON.stringify(republished)).toMatchObject({ status: 'PUBLISHED', failureReason: null });
+
+      // Two posts, the original and the copy, each from its own container published once.
+      const posts = threadsPostsWith(text);
+      expect(posts).toHaveLength(2);
+      const [first, second] = posts;
+      expect(second!.id).not.toBe(first!.id);
+      expect(second!.containerId).not.toBe(first!.containerId);
+      expect(threadsPublishesOf(text).map(creationIdOf)).toEqual([first!.containerId, second!.containerId]);
+      expect(await scheduleById(original!.id)).toMatchObject({ platformPostId: first!.id, releaseUrl: first!.permalink });
+      expect(republished).toMatchObject({ platformPostId: second!.id, releaseUrl: second!.permalink });
+      expect(await keptContainerOf(original!.id)).toBe(first!.containerId);
+      expect(await keptContainerOf(copy.id)).toBe(second!.containerId);
+    } finally {
+      await ws.admin('deleteRecycleRule', { id: rule.id });
+    }
   });
 });
 

@@ -168,8 +168,10 @@ function ChannelCard({ channel, onChanged, onReconnectByForm, onDisconnect }: Ch
     <li class="card channel">
       <div class="channel-head">
         <Avatar channel={channel} />
-        <div>
+        <div class="channel-who">
           <h3 id={headingId}>{channel.name}</h3>
+          {/* The account's handle where its platform has one (`@user@domain` on Mastodon, `@user` on Threads). */}
+          {channel.handle && <p class="handle">{channel.handle}</p>}
           <p class="platform">{platformLabel(channel.platform)}</p>
         </div>
       </div>
