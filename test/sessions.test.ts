@@ -459,6 +459,7 @@ describe('GET /workspace and GET /usage/daily', () => {
       ['BLUESKY', 0],
       ['LINKEDIN', 0],
       ['MASTODON', 0],
+      ['THREADS', 0],
     ]);
 
     await call(`${service.api}/users/me`, { key: ws.apiKey });

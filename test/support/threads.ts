@@ -538,6 +538,7 @@ export async function startFakeThreads(options: FakeThreadsOptions = {}): Promis
   }
 
   function issue(accountId: string, scopes: string[], kind: 'short' | 'long', from: string | null): ThreadsToken {
+    const issuedAt = now(); // read once: the clock may tick between two readings
     const token: ThreadsToken = {
       // Threads user tokens start with TH ([tokens]' examples: THQVJ…).
       value: `THAA${randomBytes(90).toString('base64url')}`,
@@ -545,8 +546,8 @@ export async function startFakeThreads(options: FakeThreadsOptions = {}): Promis
       accountId,
       appId: fake.app.appId,
       scopes: [...new Set(scopes)],
-      issuedAt: now(),
-      expiresAt: now() + (kind === 'short' ? SHORT_TTL_MS : LONG_TTL_MS),
+      issuedAt,
+      expiresAt: issuedAt + (kind === 'short' ? SHORT_TTL_MS : LONG_TTL_MS),
       revoked: null,
       from,
     };
@@ -793,14 +794,15 @@ export async function startFakeThreads(options: FakeThreadsOptions = {}): Promis
     res.redirect(302, target.toString());
   }
   function approve(res: Response, pre: Extract<PreAuth, { ok: true }>, account: ThreadsAccount) {
+    const issuedAt = now();
     const code: ThreadsCode = {
       value: `AQ${randomBytes(48).toString('base64url')}`,
       appId: fake.app.appId,
       accountId: account.id,
       redirectUri: pre.redirectUri,
       scopes: pre.scopes.filter((scope) => scope === 'threads_basic' || !fake.withheldScopes.has(scope)),
-      issuedAt: now(),
-      expiresAt: now() + CODE_TTL_MS,
+      issuedAt,
+      expiresAt: issuedAt + CODE_TTL_MS,
       usedAt: null,
     };
     fake.codes.set(code.value, code);
