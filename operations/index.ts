@@ -60,6 +60,8 @@ import getCurrentUser from './users/me.js';
 import completeUpload from './uploads/complete.js';
 import deleteUpload from './uploads/delete.js';
 import importUploadFromUrl from './uploads/from-url.js';
+import importProviderMedia from './uploads/from-provider.js';
+import searchMedia from './media/search.js';
 import initiateUpload from './uploads/initiate.js';
 
 /** Every operation of the service. Adding one is adding its file and a line here; no surface changes. */
@@ -126,4 +128,6 @@ export const operations: readonly Operation[] = [
   completeUpload,
   deleteUpload,
   importUploadFromUrl,
+  searchMedia,
+  importProviderMedia,
 ];

@@ -39,6 +39,8 @@ const publicOperations: [string, string][] = [
   ['post', '/uploads/complete'],
   ['delete', '/uploads/{uploadId}'],
   ['post', '/uploads/from-url'],
+  ['get', '/media/search'],
+  ['post', '/uploads/from-provider'],
 ];
 
 /** JSON Schema 2020-12's keywords, and the four the OpenAPI 3.1 Schema Object adds. */

@@ -58,6 +58,7 @@ export interface StoredVariant {
 export interface MediaRow {
   id: string;
   type: string;
+  provider: string | null;
   mimeType: string;
   objectKey: string;
   size: string;
@@ -82,7 +83,7 @@ export function toMedia(storage: Storage, row: MediaRow): z.input<typeof Media> 
     id: row.id,
     url: storage.publicUrl(row.objectKey),
     type: row.type,
-    provider: null,
+    provider: row.provider,
     size: Number(row.size),
     width: row.width,
     height: row.height,
@@ -95,5 +96,5 @@ export function toMedia(storage: Storage, row: MediaRow): z.input<typeof Media> 
 
 /** The columns of MediaRow, for queries that select media (aliased `m`). */
 export const mediaColumns = (db: Sql) =>
-  db`m.id, m.type, m.mime_type, m.object_key, m.size, m.width, m.height, m.variants::text AS variants_text, m.variants_status,
+  db`m.id, m.type, m.provider, m.mime_type, m.object_key, m.size, m.width, m.height, m.variants::text AS variants_text, m.variants_status,
     m.variants_error, m.created_at, m.updated_at`;

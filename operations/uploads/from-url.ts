@@ -1,13 +1,8 @@
-import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { fetchRemoteImage, RemoteFetchError } from '../../src/media/remote.js';
 import { uuid } from '../../src/registry/fields.js';
-import { recordUploadCompleted } from '../events/event.js';
 import { defineOperation } from '../../src/registry/operation.js';
-import { createMedia, imageOf, keyName, MAX_UPLOAD_BYTES, reserveStorage, scenarioId } from './upload.js';
-
-/** How long a URL may take to answer in full. */
-const FETCH_TIMEOUT_MS = 30_000;
+import { importImage } from './import.js';
+import { MAX_UPLOAD_BYTES, scenarioId } from './upload.js';
 
 export default defineOperation({
   id: 'importUploadFromUrl',
@@ -29,43 +24,10 @@ export default defineOperation({
   output: z.object({ uploadId: uuid, publicUrl: z.string() }).meta({ id: 'ImportedUpload' }),
   errors: ['VALIDATION_ERROR', 'URL_NOT_ALLOWED', 'STORAGE_QUOTA_EXCEEDED'],
   idempotent: true,
-  async handler({ url, scenarioId }, { db, storage, logger, config, auth, fail }) {
-    let bytes: Buffer;
-    try {
-      ({ bytes } = await fetchRemoteImage(url, { maxBytes: MAX_UPLOAD_BYTES, timeoutMs: FETCH_TIMEOUT_MS, allowHosts: config.mediaFetchAllowHosts }));
-    } catch (error) {
-      if (!(error instanceof RemoteFetchError)) throw error;
-      const guarded = ['INVALID_URL', 'SCHEME_NOT_ALLOWED', 'ADDRESS_NOT_PUBLIC', 'TOO_MANY_REDIRECTS'].includes(error.reason);
-      return fail(guarded ? 'URL_NOT_ALLOWED' : 'VALIDATION_ERROR', `url: ${error.message}`);
-    }
-    const image = await imageOf(bytes);
-    if (!image) return fail('VALIDATION_ERROR', 'url: the answer is not a JPEG, PNG, WebP or GIF image');
-
-    const uploadId = randomUUID();
-    const fileName = keyName(lastPathSegment(url) || 'image');
-    const objectKey = `uploads/${auth.workspaceId}/${uploadId}/${fileName}`;
-    await storage.put(objectKey, bytes, image.type);
-    const refusal = await db
-      .begin(async (tx) => {
-        const refusal = await reserveStorage(tx, auth.workspaceId, bytes.length);
-        if (refusal) return refusal;
-        await tx`
-          INSERT INTO uploads (id, organization_id, user_id, scenario_id, file_name, declared_type, size, checksum, object_key, status, expires_at, completed_at)
-          VALUES (${uploadId}, ${auth.workspaceId}, ${auth.userId}, ${scenarioId}, ${fileName}, ${image.type}, ${bytes.length},
-            ${createHash('sha256').update(bytes).digest('base64')}, ${objectKey}, 'completed', now(), now())`;
-        await createMedia(tx, { workspaceId: auth.workspaceId, uploadId, objectKey, size: bytes.length, image });
-        await recordUploadCompleted(tx, storage, auth.workspaceId, uploadId);
-        return undefined;
-      })
-      .catch(async (error: unknown) => {
-        await storage.delete([objectKey]).catch((cause: unknown) => logger.error('removing an imported file failed', { objectKey, error: cause }));
-        throw error;
-      });
-    if (refusal) {
-      await storage.delete([objectKey]);
-      return fail('STORAGE_QUOTA_EXCEEDED', refusal);
-    }
-    return { uploadId, publicUrl: storage.publicUrl(objectKey) };
+  async handler({ url, scenarioId }, context) {
+    const imported = await importImage(context, { url, scenarioId, fileName: lastPathSegment(url) });
+    if ('code' in imported) return context.fail(imported.code, imported.code === 'STORAGE_QUOTA_EXCEEDED' ? imported.message : `url: ${imported.message}`);
+    return { uploadId: imported.uploadId, publicUrl: imported.publicUrl };
   },
 });
 

@@ -142,13 +142,21 @@ export async function imageOf(bytes: Buffer): Promise<{ type: ImageType; width: 
 /** The media of a verified upload, with its variants queued, in the transaction that completes the upload. */
 export async function createMedia(
   tx: Sql,
-  media: { workspaceId: string; uploadId: string; objectKey: string; size: number; image: { type: ImageType; width: number; height: number } },
+  media: {
+    workspaceId: string;
+    uploadId: string;
+    objectKey: string;
+    size: number;
+    image: { type: ImageType; width: number; height: number };
+    /** A GIF picked from a provider: which, and its id there. */
+    provider?: { name: string; id: string };
+  },
 ): Promise<string> {
   const mediaId = randomUUID();
   await tx`
-    INSERT INTO media (id, organization_id, upload_id, type, mime_type, object_key, size, width, height)
+    INSERT INTO media (id, organization_id, upload_id, type, mime_type, object_key, size, width, height, provider, provider_id)
     VALUES (${mediaId}, ${media.workspaceId}, ${media.uploadId}, 'IMAGE', ${media.image.type}, ${media.objectKey}, ${media.size},
-      ${media.image.width}, ${media.image.height})`;
+      ${media.image.width}, ${media.image.height}, ${media.provider?.name ?? null}, ${media.provider?.id ?? null})`;
   await enqueueVariants(tx, mediaId);
   return mediaId;
 }

@@ -1063,6 +1063,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/media/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search a GIF provider (GIPHY) for GIFs to attach
+         * @description Asks the provider (GIPHY, with this server's key) for GIFs, best match first, each with a preview and whom to credit (show
+         *     "Powered by GIPHY" beside results). Nothing is stored: attach one with POST /uploads/from-provider and its `providerId`. No
+         *     GIPHY_API_KEY on this server: 400 VALIDATION_ERROR; the provider refusing or not answering: 502 PLATFORM_ERROR.
+         */
+        get: operations["searchMedia"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/uploads/from-provider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Attach a GIF found with searchMedia: copy it into this workspace's media
+         * @description Copies the GIF `providerId` names (from searchMedia) into this workspace: fetched through the same guard as POST
+         *     /uploads/from-url and stored as an upload whose media has `provider` GIPHY, so a post never depends on the provider's link.
+         *     `mediaId` is what rows[].media takes (variants made by the worker). Unknown GIF: 404 NOT_FOUND; no GIPHY_API_KEY: 400;
+         *     the provider failing: 502 PLATFORM_ERROR; the storage allowance: 403. A refusal leaves nothing behind.
+         */
+        post: operations["importProviderMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2113,6 +2158,42 @@ export interface components {
             /** Format: uuid */
             uploadId: string;
             publicUrl: string;
+        };
+        ProviderResults: {
+            items: components["schemas"]["ProviderResult"][];
+            /** @description How many the provider has for this query. */
+            total: number;
+            /** @description The `offset` of the next page; null at the end. */
+            nextOffset: number | null;
+        };
+        ProviderResult: {
+            /** @enum {string} */
+            provider: "GIPHY";
+            /** @description What POST /uploads/from-provider takes. */
+            providerId: string;
+            title: string;
+            /** @description A small rendition, on the provider. */
+            previewUrl: string;
+            previewWidth: number;
+            previewHeight: number;
+            /** @description Of the file imported. */
+            width: number;
+            height: number;
+            pageUrl: string;
+            /** @description Its uploader, or the provider. */
+            attribution: {
+                name: string;
+                url: string;
+            };
+        };
+        ProviderUpload: {
+            /** Format: uuid */
+            uploadId: string;
+            /** Format: uuid */
+            mediaId: string;
+            publicUrl: string;
+            /** @enum {string} */
+            provider: "GIPHY";
         };
         /** @description The position after which (or, backward, before which) the next page starts. */
         CalendarCursorOutput: {
@@ -12298,6 +12379,380 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    searchMedia: {
+        parameters: {
+            query: {
+                /** @description What to look for (at most 50 characters). */
+                query: string;
+                /** @description The GIF provider: GIPHY (the one this server offers). */
+                provider?: "GIPHY";
+                /** @description How many items to return, 1 to 50; 24 unless given. */
+                limit?: number;
+                /** @description How many results to skip (paging). */
+                offset?: number;
+                /** @description The most a result may be rated (GIPHY's ratings); pg-13 unless said. */
+                rating?: "g" | "pg" | "pg-13" | "r";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderResults"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PLATFORM_ERROR`: The platform (Bluesky…) refused or did not answer; the message says why. Nothing was changed here. */
+            502: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PLATFORM_ERROR";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    importProviderMedia: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same request answers the first answer again, without doing the work twice, for 24 hours; with another request, 422 IDEMPOTENCY_KEY_REUSED; while the first runs, 409 IDEMPOTENCY_KEY_IN_PROGRESS. A failed attempt is not kept. Keys are the workspace's own. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The GIF provider: GIPHY (the one this server offers).
+                     * @default GIPHY
+                     * @enum {string}
+                     */
+                    provider?: "GIPHY";
+                    /** @description The GIF's id at the provider (searchMedia's `providerId`). */
+                    providerId: string;
+                    /**
+                     * @description `post_attachments`: media to attach to posts (rows[].media).
+                     * @enum {string}
+                     */
+                    scenarioId: "post_attachments";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderUpload"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: The input breaks a rule; the message names the field and the rule. `URL_NOT_ALLOWED`: POST /uploads/from-url: the URL is not one this server fetches (an address that is not public, at connect time or after a redirect; a user name or password in the URL; a redirect to a scheme other than http or https; more than 3 redirects); nothing was stored. `INVALID_JSON`: The request body is not valid JSON. */
+            400: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "URL_NOT_ALLOWED" | "INVALID_JSON";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The x-api-key header is missing, malformed, unknown, expired or revoked (from the dashboard: the session has ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `STORAGE_QUOTA_EXCEEDED`: The upload would take the workspace over its plan's storage allowance; the message names the limit, the usage and the plan. `CSRF_REJECTED`: A dashboard session's state-changing request came from another site or without the session's x-csrf-token; nothing was done. */
+            403: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "STORAGE_QUOTA_EXCEEDED" | "CSRF_REJECTED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: No such resource in this workspace. */
+            404: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_IN_PROGRESS`: A request with this Idempotency-Key is still running; try again once it has answered. */
+            409: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_PROGRESS";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: This Idempotency-Key was used for a different request in the last 24 hours; use a new key for a new request. */
+            422: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: The workspace's plan allows so many requests a minute, and they are spent; nothing was done. The message names the limit and the plan; `Retry-After` says in how many seconds to try again, and the `RateLimit-Policy` and `RateLimit` headers on every answer say how many are left. */
+            429: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    /** @description Seconds until the window starts anew. */
+                    "Retry-After": components["schemas"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `REQUEST_HEADERS_TOO_LARGE`: The request line (with its query string) and headers together exceed 16 KiB; nothing was done. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "REQUEST_HEADERS_TOO_LARGE";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing about it is revealed, and it is logged. */
+            500: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `PLATFORM_ERROR`: The platform (Bluesky…) refused or did not answer; the message says why. Nothing was changed here. */
+            502: {
+                headers: {
+                    /** @description The rate-limit policy of the caller's bucket (IETF draft-ietf-httpapi-ratelimit-headers): `programmatic` for API keys and MCP, `browser` for dashboard sessions; `q` requests per window of `w` seconds, from the workspace's plan. */
+                    "RateLimit-Policy": components["schemas"]["RateLimitPolicy"];
+                    /** @description What is left of the policy's quota after this request: `r` requests, for the next `t` seconds (then the window starts anew). */
+                    RateLimit: components["schemas"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code: "PLATFORM_ERROR";
                         message: string;
                     };
                 };

@@ -125,11 +125,15 @@ function classify(error: unknown, host: string, write: boolean): PlatformError {
   return new PlatformError(write ? 'unknown' : 'transient', `${host} did not answer${timedOut}`, { ...noDetail, platformMessage: message, raw: { message } });
 }
 
-/** The first version of an image the instance takes (type, bytes, pixels), else the first: the instance then says why not. */
+/**
+ * The first version of an image the instance takes (type, bytes, pixels), a GIF first (an animation stays one), else
+ * the first: the instance then says why not.
+ */
 function versionFor(image: OutgoingImage, limits: InstanceLimits) {
   const takes = (version: ImageVersion) =>
     limits.imageTypes.includes(version.mimeType) && (limits.imageSizeLimit === null || version.sizeBytes <= limits.imageSizeLimit) && (limits.imageMatrixLimit === null || version.width * version.height <= limits.imageMatrixLimit);
-  return image.versions.find(takes) ?? image.versions[0]!;
+  const taken = image.versions.filter(takes);
+  return taken.find((version) => version.mimeType === 'image/gif') ?? taken[0] ?? image.versions[0]!;
 }
 
 const publisher: Publisher = {

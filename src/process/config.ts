@@ -36,6 +36,8 @@ export interface Config {
   linkedin: LinkedInConfig;
   /** The operator's Meta app for Threads and Threads' API (src/platforms/threads.ts); Threads cannot be connected while appId is unset. */
   threads: ThreadsConfig;
+  /** The GIF provider searchMedia asks (src/media/providers.ts); GIF search is off while apiKey is unset. */
+  giphy: { apiKey: string | undefined; apiUrl: string };
   /** A schedule still PUBLISHING this long after its attempt began is taken to be abandoned by a crashed worker. */
   publishStaleMs: number;
   /** How often a worker looks for such schedules. */
@@ -134,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       version: env.THREADS_API_VERSION || 'v1.0',
       scopes: (env.THREADS_SCOPES || 'threads_basic threads_content_publish threads_manage_replies threads_read_replies threads_delete').split(/[\s,]+/).filter(Boolean),
     },
+    giphy: { apiKey: env.GIPHY_API_KEY || undefined, apiUrl: baseUrl(env, 'GIPHY_API_URL', 'https://api.giphy.com') },
     publishStaleMs: integer(env, 'PUBLISH_STALE_MS', 5 * 60_000),
     publishRecoveryIntervalMs: integer(env, 'PUBLISH_RECOVERY_INTERVAL_MS', 60_000),
     mediaFetchAllowHosts: hostList(env, 'MEDIA_FETCH_ALLOW_HOSTS'),
