@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
 import AWSAccount from '@20minutes/s3rver/lib/models/account.js';
 import type { S3Config } from '../process/config.js';
+import { multipartUploads } from './embedded-multipart.js';
 import { StartupError, describeFsError } from '../process/startup.js';
 
 export const EMBEDDED_BUCKET = 'postwise';
@@ -34,11 +35,12 @@ export function corsAllows(origin: string, publicUrl?: string): boolean {
  * docs/media.md), which checks SigV4 signatures and the expiry of presigned URLs. Each process runs its own on
  * the same directory (a file-system store), so an API and a worker started apart see the same objects.
  *
- * Two things are ours, because the server is more permissive than S3:
+ * Three things are ours, because the server is more permissive than S3:
  * - it lets anonymous requests do anything; here only reads may be anonymous (the public URLs), and a write must
  *   be signed, with a key pair made for this process (its built-in well-known pair is revoked);
  * - its bucket is made at start (configureBuckets): the fork does not route the `/bucket/` path the AWS SDK uses for
- *   bucket-level calls, so the service makes none (objects are deleted one by one, too).
+ *   bucket-level calls, so the service makes none (objects are deleted one by one, too);
+ * - multipart uploads, which it takes without checking anything and cannot list or abort (./embedded-multipart.ts).
  */
 export async function startEmbeddedS3(dataDir: string, publicUrl?: string): Promise<{ config: S3Config; stop(): Promise<void> }> {
   const directory = join(dataDir, 's3');
@@ -53,6 +55,8 @@ export async function startEmbeddedS3(dataDir: string, publicUrl?: string): Prom
   AWSAccount.DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);
 
   const s3rver = new S3rver({ directory, silent: true, vhostBuckets: false, configureBuckets: [{ name: EMBEDDED_BUCKET }] });
+  // Multipart as S3 does it (checked parts, ListParts, Abort): before the router, which is last.
+  s3rver.middleware.splice(s3rver.middleware.length - 1, 0, multipartUploads());
   await s3rver.configureBuckets();
   const handle = s3rver.callback();
   const server = http.createServer((req, res) => {
