@@ -18,6 +18,19 @@ import {
   type MediaItem,
   type Post,
 } from '../src/dashboard/compose/state.js';
+import {
+  gifSearch,
+  gifSearchSummary,
+  gridMove,
+  hasMore,
+  importedGif,
+  NO_GIF_SEARCH,
+  pickedGif,
+  searchToSend,
+  type GifResult,
+  type GifSearchEvent,
+  type GifSearchState,
+} from '../src/dashboard/compose/gif-search.js';
 import { channelLabel, listed, platformLabel, platformsWhere } from '../src/dashboard/platforms.js';
 import { platforms } from '../src/platforms/index.js';
 import { MASTODON_DEFAULT_LIMITS, PLATFORMS, rules } from '../src/platforms/rules.js';
@@ -499,6 +512,149 @@ describe('a Mastodon channel’s options (visibility, content warning, sensitive
     expect(problems(longer, [toot, sky], post)).toEqual([{ where: 'content', sentence: 'Too long for Mastodon (Toot): 502 of 500 characters' }]);
     // On an instance that takes 11,000, it fits.
     expect(problems(longer, [{ ...big, id: 'toot' }, sky], post)).toEqual([]);
+  });
+});
+
+describe('the GIF picker (compose/gif-search.ts)', () => {
+  const gif = (providerId: string, change: Partial<GifResult> = {}): GifResult => ({
+    provider: 'GIPHY',
+    providerId,
+    title: `${providerId} GIF`,
+    previewUrl: `https://media.giphy.example/${providerId}/100w.gif`,
+    previewWidth: 100,
+    previewHeight: 56,
+    width: 480,
+    height: 270,
+    pageUrl: `https://giphy.example/gifs/${providerId}`,
+    attribution: { name: 'GIPHY', url: `https://giphy.example/gifs/${providerId}` },
+    ...change,
+  });
+  const searched = (state: GifSearchState, ...events: GifSearchEvent[]) => events.reduce(gifSearch, state);
+  const page = (ids: string[], total: number, nextOffset: number | null) => ({ items: ids.map((id) => gif(id)), total, nextOffset });
+
+  it('searches what is typed, trimmed and at most 50 characters, never the same twice by typing; Enter asks again after a failure', () => {
+    expect(searchToSend(NO_GIF_SEARCH)).toBeUndefined();
+    expect(searchToSend(searched(NO_GIF_SEARCH, { type: 'typed', typed: '   ' }))).toBeUndefined();
+    const typed = searched(NO_GIF_SEARCH, { type: 'typed', typed: '  cat ' });
+    expect(searchToSend(typed)).toBe('cat');
+    expect(searchToSend(searched(NO_GIF_SEARCH, { type: 'typed', typed: 'x'.repeat(60) }))).toBe('x'.repeat(50));
+    const sent = searched(typed, { type: 'sent', request: 1, query: 'cat', more: false });
+    expect(searchToSend(sent)).toBeUndefined();
+    expect(searchToSend(searched(sent, { type: 'typed', typed: 'cat ' }))).toBeUndefined();
+    expect(searchToSend(searched(sent, { type: 'typed', typed: 'cats' }))).toBe('cats');
+    const failed = searched(sent, { type: 'failed', request: 1, error: { code: 'PLATFORM_ERROR', message: 'GIPHY did not answer', status: 502 } });
+    expect(searchToSend(failed)).toBeUndefined();
+    expect(searchToSend(failed, { again: true })).toBe('cat');
+    // Answered: Enter on the same words asks nothing more.
+    expect(searchToSend(searched(sent, { type: 'answered', request: 1, page: page(['a'], 1, null) }), { again: true })).toBeUndefined();
+  });
+
+  it('shows a search’s pages one after the other, each GIF once, and drops the answer to a search since replaced', () => {
+    let state = searched(NO_GIF_SEARCH, { type: 'typed', typed: 'cat' }, { type: 'sent', request: 1, query: 'cat', more: false });
+    expect(state).toMatchObject({ status: 'searching', asked: 'cat', items: [] });
+    expect(gifSearchSummary(state)).toBe('Searching GIPHY for “cat”…');
+    state = searched(state, { type: 'answered', request: 1, page: page(['a', 'b'], 5, 2) });
+    expect(state).toMatchObject({ status: 'done', total: 5, nextOffset: 2 });
+    expect(hasMore(state)).toBe(true);
+    expect(gifSearchSummary(state)).toBe('2 of 5 GIFs for “cat”.');
+    state = searched(state, { type: 'sent', request: 2, query: 'cat', more: true });
+    expect(state.status).toBe('more');
+    expect(state.items).toHaveLength(2);
+    expect(hasMore(state)).toBe(false);
+    expect(gifSearchSummary(state)).toBe('Loading more GIFs for “cat”…');
+    // The provider's order shifted: b comes again, and is shown once.
+    state = searched(state, { type: 'answered', request: 2, page: page(['b', 'c', 'd'], 5, null) });
+    expect(state.items.map((item) => item.providerId)).toEqual(['a', 'b', 'c', 'd']);
+    expect(hasMore(state)).toBe(false);
+    expect(gifSearchSummary(state)).toBe('4 of 5 GIFs for “cat”.');
+
+    // A new search replaces the results; the old one's late answer is dropped.
+    const replaced = searched(state, { type: 'sent', request: 3, query: 'dog', more: false }, { type: 'sent', request: 4, query: 'dogs', more: false });
+    expect(searched(replaced, { type: 'answered', request: 3, page: page(['x'], 1, null) })).toBe(replaced);
+    expect(searched(replaced, { type: 'failed', request: 3, error: { code: 'NETWORK', message: 'gone', status: 0 } })).toBe(replaced);
+    const dogs = searched(replaced, { type: 'answered', request: 4, page: page(['y'], 1, null) });
+    expect(dogs.items.map((item) => item.providerId)).toEqual(['y']);
+    expect(gifSearchSummary(dogs)).toBe('1 GIF for “dogs”.');
+  });
+
+  it('says in words that nothing was found, that a search failed (the results kept when only “More” did), and what to do', () => {
+    expect(gifSearchSummary(NO_GIF_SEARCH)).toBe('Type what to look for: the GIFs GIPHY finds show here.');
+    const asked = searched(NO_GIF_SEARCH, { type: 'typed', typed: 'zzzq' }, { type: 'sent', request: 1, query: 'zzzq', more: false });
+    expect(gifSearchSummary(searched(asked, { type: 'answered', request: 1, page: page([], 0, null) }))).toBe('No GIFs found for “zzzq”. Try other words.');
+    const error = { code: 'PLATFORM_ERROR', message: 'GIPHY asks to slow down (this server\'s key is rate limited): try again later', status: 502 };
+    const failed = searched(asked, { type: 'failed', request: 1, error });
+    expect(failed).toMatchObject({ status: 'failed', error });
+    expect(gifSearchSummary(failed)).toBe('The search for “zzzq” failed.');
+    // Sent again: the error goes.
+    expect(searched(failed, { type: 'sent', request: 2, query: 'zzzq', more: false })).not.toHaveProperty('error');
+
+    const shown = searched(asked, { type: 'answered', request: 1, page: page(['a', 'b'], 10, 2) }, { type: 'sent', request: 2, query: 'zzzq', more: true });
+    const moreFailed = searched(shown, { type: 'failed', request: 2, error });
+    expect(moreFailed.items).toHaveLength(2);
+    expect(gifSearchSummary(moreFailed)).toBe('2 of 10 GIFs for “zzzq”. More could not be loaded.');
+    // "More GIFs" asks again.
+    expect(hasMore(moreFailed)).toBe(true);
+  });
+
+  it('moves through the grid with the arrow keys, Home and End, across rows and within the columns', () => {
+    // 10 GIFs in 4 columns: rows 0–3, 4–7, 8–9.
+    expect(gridMove(0, 'ArrowRight', 10, 4)).toBe(1);
+    expect(gridMove(3, 'ArrowRight', 10, 4)).toBe(4);
+    expect(gridMove(9, 'ArrowRight', 10, 4)).toBe(9);
+    expect(gridMove(4, 'ArrowLeft', 10, 4)).toBe(3);
+    expect(gridMove(0, 'ArrowLeft', 10, 4)).toBe(0);
+    expect(gridMove(1, 'ArrowDown', 10, 4)).toBe(5);
+    expect(gridMove(5, 'ArrowDown', 10, 4)).toBe(9);
+    // No GIF under it on the last row: it stays.
+    expect(gridMove(6, 'ArrowDown', 10, 4)).toBe(6);
+    expect(gridMove(9, 'ArrowUp', 10, 4)).toBe(5);
+    expect(gridMove(2, 'ArrowUp', 10, 4)).toBe(2);
+    expect(gridMove(6, 'Home', 10, 4)).toBe(0);
+    expect(gridMove(2, 'End', 10, 4)).toBe(9);
+    expect(gridMove(2, 'Enter', 10, 4)).toBeUndefined();
+    expect(gridMove(0, 'ArrowDown', 3, 0)).toBe(1);
+    expect(gridMove(0, 'ArrowDown', 0, 4)).toBeUndefined();
+  });
+
+  it('attaches a picked GIF as media, its title the alt text, once copied into the store; until then the submit waits', () => {
+    const item = pickedGif(gif('catNap2', { title: 'Sleepy Cat GIF', attribution: { name: 'The Cat Channel', url: 'https://giphy.example/catchannel' } }), 'gif-1');
+    expect(item).toEqual({
+      key: 'gif-1',
+      name: 'Sleepy Cat GIF',
+      mimeType: 'image/gif',
+      size: 0,
+      src: 'https://media.giphy.example/catNap2/100w.gif',
+      step: 'importing',
+      progress: 0,
+      provider: 'GIPHY',
+      credit: 'The Cat Channel',
+      altText: 'Sleepy Cat GIF',
+    });
+    // Credited to GIPHY itself: no one to name; no title: no alt text to offer ("GIF" says nothing of it).
+    expect(pickedGif(gif('x', { title: 'GIF' }), 'gif-2')).toMatchObject({ name: 'GIF', altText: '' });
+    expect(pickedGif(gif('x'), 'gif-3')).not.toHaveProperty('credit');
+
+    let state = run(fresh(), { type: 'channel', id: 'sky', chosen: true }, { type: 'set', change: { content: 'Nap time' } }, { type: 'addMedia', item });
+    expect(missing(state, [sky], { editing: false, timeZone: ZONE })).toEqual(['Wait for the images to finish uploading.']);
+    state = run(
+      state,
+      { type: 'media', key: 'gif-1', change: importedGif({ uploadId: 'u1', mediaId: 'm1', publicUrl: 'https://store.example/u1/giphy-catNap2.gif', provider: 'GIPHY' }) },
+      // Its alt text is edited as any other.
+      { type: 'media', key: 'gif-1', change: { altText: 'A cat asleep on a keyboard' } },
+    );
+    expect(state.media[0]).toMatchObject({ step: 'done', mediaId: 'm1', uploadId: 'u1', src: 'https://store.example/u1/giphy-catNap2.gif' });
+    expect(missing(state, [sky], { editing: false, timeZone: ZONE })).toEqual([]);
+    expect(problems(state, [sky], undefined)).toEqual([]);
+    expect(createBody(state, [sky], ZONE).rows[0]!.media).toEqual([{ id: 'm1', altText: 'A cat asleep on a keyboard' }]);
+    // A platform that takes no GIF (Threads) says so before anything is sent, in the API's words, under the images.
+    expect(problems(state, [{ id: 'th', name: 'Th', platform: 'THREADS' }], undefined)).toEqual([{ where: 'media', sentence: 'Image 1 is a GIF; Threads (Th) takes JPEG and PNG images' }]);
+  });
+
+  it('reads a saved GIF back with its provider', () => {
+    const post = written();
+    post.attachments = [{ ...post.attachments[0]!, media: { ...post.attachments[0]!.media!, url: 'https://store.example/m1/giphy-catnap2.gif', provider: 'GIPHY' } }];
+    expect(initialState(post, ZONE).media[0]).toMatchObject({ name: 'giphy-catnap2.gif', mimeType: 'image/gif', provider: 'GIPHY' });
+    expect(initialState(written(), ZONE).media[0]).not.toHaveProperty('provider');
   });
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MEDIA_PROVIDERS } from '../../src/media/providers.js';
 import { PLATFORMS, type Platform } from '../../src/platforms/index.js';
 import { uuid } from '../../src/registry/fields.js';
 import { defineOperation } from '../../src/registry/operation.js';
@@ -20,15 +21,17 @@ export default defineOperation({
   description:
     'The settings as `PATCH /workspace/settings` sets them, the plan (rate limit per minute, storage allowance), the subscription, ' +
     'each platform\'s monthly post quota with what is used of it, and the storage in use (completed uploads, and pending ones whose ' +
-    'signed URL has not expired, as the allowance counts them). Internal (dashboard, admin command).',
+    'signed URL has not expired, as the allowance counts them), and what this server offers besides: `gifProvider`, the GIF provider ' +
+    'GET /media/search asks (GIPHY), or null where GIF search is not configured. Internal (dashboard, admin command).',
   output: Settings.extend({
     id: uuid,
     plan: z.object({ name: z.string(), rateLimitPerMinute: z.number().int(), storageBytes: z.number().int() }),
     subscription: z.enum(['active', 'none']),
     quotas: z.array(Quota),
     storage: z.object({ usedBytes: z.number().int(), allowanceBytes: z.number().int() }),
+    gifProvider: z.enum(MEDIA_PROVIDERS).nullable().meta({ description: 'The GIF provider GET /media/search asks; null without GIPHY_API_KEY.' }),
   }).meta({ id: 'Workspace' }),
-  async handler(_input, { db, auth }) {
+  async handler(_input, { db, auth, config }) {
     const month = utcMonth(new Date()).start.toISOString().slice(0, 10);
     const [workspace] = await db<(SettingsRow & { plan: string; rateLimitPerMinute: number; storageBytes: string; subscriptionStatus: 'active' | 'none'; usedBytes: string })[]>`
       SELECT o.*, p.rate_limit_per_minute, p.storage_bytes,
@@ -49,6 +52,7 @@ export default defineOperation({
       subscription: workspace!.subscriptionStatus,
       quotas: quotas.map((quota) => ({ ...quota, period: month.slice(0, 7) })),
       storage: { usedBytes: Number(workspace!.usedBytes), allowanceBytes: Number(workspace!.storageBytes) },
+      gifProvider: config.giphy.apiKey ? ('GIPHY' as const) : null,
     };
   },
 });

@@ -928,7 +928,7 @@ export interface paths {
         };
         /**
          * The workspace: its settings, its plan, and what it has used of the plan this month
-         * @description The settings as `PATCH /workspace/settings` sets them, the plan (rate limit per minute, storage allowance), the subscription, each platform's monthly post quota with what is used of it, and the storage in use (completed uploads, and pending ones whose signed URL has not expired, as the allowance counts them). Internal (dashboard, admin command).
+         * @description The settings as `PATCH /workspace/settings` sets them, the plan (rate limit per minute, storage allowance), the subscription, each platform's monthly post quota with what is used of it, and the storage in use (completed uploads, and pending ones whose signed URL has not expired, as the allowance counts them), and what this server offers besides: `gifProvider`, the GIF provider GET /media/search asks (GIPHY), or null where GIF search is not configured. Internal (dashboard, admin command).
          */
         get: operations["getWorkspace"];
         put?: never;
@@ -2103,6 +2103,8 @@ export interface components {
                 usedBytes: number;
                 allowanceBytes: number;
             };
+            /** @description The GIF provider GET /media/search asks; null without GIPHY_API_KEY. */
+            gifProvider: "GIPHY" | null;
         };
         WorkspaceSettings: {
             name: string;

@@ -1,20 +1,47 @@
 import { ImagePlus } from 'lucide';
 import { Icon } from '../components/icon.js';
-import { useState } from 'preact/hooks';
-import { inWords } from '../api.js';
+import { useRef, useState } from 'preact/hooks';
+import { api, call, inWords } from '../api.js';
 import { formatBytes, formatNumber } from '../format.js';
 import { platformLabel } from '../platforms.js';
 import { MAX_UPLOAD_BYTES, rulesFor, UPLOAD_IMAGE_TYPES, type ContentRules } from '../../platforms/rules.js';
 import { pixelsOf, type Channel, type Dispatch, type MediaItem } from './state.js';
 import { fileRefusal, uploadFile, withdrawn } from './upload.js';
+import { GifPicker } from './gif-picker.js';
+import { importedGif, pickedGif, type GifResult } from './gif-search.js';
 
 let nextKey = 0;
 
-/** The images: picked or dropped, each uploaded at once with its progress, its alt text, and the platforms' rules. */
-export function MediaPicker({ media, dispatch, chosen, error }: { media: MediaItem[]; dispatch: Dispatch; chosen: Channel[]; error?: string | undefined }) {
+/**
+ * The images: picked or dropped, each uploaded at once with its progress, its alt text, and the platforms' rules; and,
+ * when the server offers GIF search, GIFs found on GIPHY (compose/gif-picker.tsx), each copied into the store as it is
+ * picked and then attached as an uploaded image is.
+ */
+/** `gifs`: whether this server offers GIF search (GET /workspace's `gifProvider`): the GIF button shows only then. */
+export function MediaPicker({ media, dispatch, chosen, error, gifs }: { media: MediaItem[]; dispatch: Dispatch; chosen: Channel[]; error?: string | undefined; gifs: boolean }) {
   const [dragging, setDragging] = useState(false);
   const [refused, setRefused] = useState<string[]>([]);
+  const [said, setSaid] = useState('');
+  /** GIFs removed while being copied: their copy, once made, is deleted at once. */
+  const abandoned = useRef(new Set<string>());
   const update = (key: string, change: Partial<MediaItem>) => dispatch({ type: 'media', key, change });
+
+  const addGif = (gif: GifResult) => {
+    const key = `gif-${++nextKey}`;
+    const item = pickedGif(gif, key);
+    dispatch({ type: 'addMedia', item });
+    setSaid(`Adding ${item.name} from ${gif.provider}…`);
+    void call(api.POST('/uploads/from-provider', { body: { provider: gif.provider, providerId: gif.providerId, scenarioId: 'post_attachments' } })).then((result) => {
+      if (result.ok && abandoned.current.has(key)) void withdrawn(result.data.uploadId, null);
+      else if (result.ok) {
+        update(key, importedGif(result.data));
+        setSaid(`${item.name} added.`);
+      } else {
+        update(key, { step: 'failed', error: inWords(result.error.message) });
+        setSaid(`${item.name} could not be added.`);
+      }
+    });
+  };
 
   const add = (files: FileList | null) => {
     if (!files) return;
@@ -77,10 +104,14 @@ export function MediaPicker({ media, dispatch, chosen, error }: { media: MediaIt
           <Icon icon={ImagePlus} />
           Add images
         </label>
+        {gifs && <GifPicker onPick={addGif} />}
         <p class="hint" id="compose-files-hint">
           or drop them here (JPEG, PNG, WebP, GIF; {formatBytes(MAX_UPLOAD_BYTES)} each)
         </p>
       </div>
+      <p class="visually-hidden" role="status">
+        {said}
+      </p>
       {error && <p class="field-error">{error}</p>}
       {refused.map((refusal) => (
         <p key={refusal} class="error" role="alert">
@@ -108,16 +139,25 @@ export function MediaPicker({ media, dispatch, chosen, error }: { media: MediaIt
               {item.src ? <img src={item.src} alt="" class="media-thumb" /> : <span class="media-thumb" />}
               <div class="media-body">
                 <p class="media-name">
-                  {item.name} <span class="hint">({formatBytes(item.size)})</span>
+                  {item.name} <span class="hint">({sourceOf(item)})</span>
                 </p>
-                {item.step !== 'done' && item.step !== 'failed' && (
+                {item.step === 'importing' && (
+                  <p class="media-progress">
+                    <progress aria-label={`Adding ${item.name}`} /> <span>Copying it from {item.provider}…</span>
+                  </p>
+                )}
+                {item.step !== 'done' && item.step !== 'failed' && item.step !== 'importing' && (
                   <p class="media-progress">
                     <progress max={100} value={Math.round(item.progress * 100)} aria-label={`Uploading ${item.name}`} />{' '}
                     <span>{item.step === 'hashing' ? 'Computing its checksum…' : item.step === 'uploading' ? `Uploading… ${Math.round(item.progress * 100)} %` : 'Finishing…'}</span>
                   </p>
                 )}
-                {item.step === 'done' && <p class="success">Uploaded</p>}
-                {item.step === 'failed' && <p class="error">Not uploaded: {item.error}</p>}
+                {item.step === 'done' && <p class="success">{item.provider ? 'Added' : 'Uploaded'}</p>}
+                {item.step === 'failed' && (
+                  <p class="error">
+                    {item.provider ? 'Not added' : 'Not uploaded'}: {item.error}
+                  </p>
+                )}
                 <div class="field">
                   <label for={`${item.key}-alt`}>Alt text for {item.name}</label>
                   <textarea id={`${item.key}-alt`} rows={2} value={item.altText} onInput={(event) => update(item.key, { altText: event.currentTarget.value })} />
@@ -127,6 +167,7 @@ export function MediaPicker({ media, dispatch, chosen, error }: { media: MediaIt
                   onClick={() => {
                     // An image uploaded here and not saved yet is deleted, so it stops counting against the allowance.
                     if (item.uploadId) void withdrawn(item.uploadId, null);
+                    else if (item.step === 'importing') abandoned.current.add(item.key);
                     dispatch({ type: 'removeMedia', key: item.key });
                   }}
                 >
@@ -140,6 +181,12 @@ export function MediaPicker({ media, dispatch, chosen, error }: { media: MediaIt
       )}
     </fieldset>
   );
+}
+
+/** Where an image comes from, beside its name: its size when uploaded; a GIF's provider (and whom it credits). */
+function sourceOf(item: MediaItem): string {
+  if (!item.provider) return formatBytes(item.size);
+  return [`GIF from ${item.provider}`, item.credit && `by ${item.credit}`, item.size > 0 && formatBytes(item.size)].filter(Boolean).join(', ');
 }
 
 /**

@@ -34,9 +34,10 @@ export interface MediaItem {
   name: string;
   mimeType: string;
   size: number;
-  /** What the preview shows: the file read as a data: URL (the CSP allows data: images), then the stored image. */
+  /** What the preview shows: the file read as a data: URL (the CSP allows data: images), or a GIF's preview on its provider; then the stored image. */
   src: string;
-  step: 'hashing' | 'uploading' | 'completing' | 'done' | 'failed';
+  /** An upload's steps (compose/upload.ts), or `importing`: a GIF picked from a provider, being copied into the store. */
+  step: 'hashing' | 'uploading' | 'completing' | 'importing' | 'done' | 'failed';
   progress: number;
   error?: string;
   mediaId?: string;
@@ -47,6 +48,10 @@ export interface MediaItem {
   /** The published variant's width × height, once made (an instance may limit it). */
   publishedPixels?: number | null;
   altText: string;
+  /** Where it came from when not uploaded: a GIF provider (`GIPHY`; the media's `provider`). */
+  provider?: string;
+  /** Whom the provider credits for it (its uploader), when it names someone. */
+  credit?: string;
 }
 
 /** The visibilities a Mastodon status may have (its schedule's `settings.visibility`, as the API checks it). */
@@ -492,6 +497,7 @@ function attachedItem(attachment: Post['attachments'][number]): MediaItem {
     publishedBytes: media?.variants.source?.sizeBytes ?? null,
     publishedPixels: pixelsOf(media?.variants.source),
     altText: attachment.altText ?? '',
+    ...(media?.provider && { provider: media.provider }),
   };
 }
 

@@ -77,6 +77,7 @@ export function ComposePage({ postId }: PageProps & { postId?: string }) {
           tags={tags.data!.items}
           onTagCreated={(tag) => tags.setData((list) => list && { ...list, items: [...list.items, tag].sort((a, b) => a.slug.localeCompare(b.slug)) })}
           timeZone={workspace.data!.timeZone}
+          gifs={workspace.data!.gifProvider !== null}
           post={post.data ?? undefined}
           onSaved={() => void post.reload()}
         />
@@ -90,12 +91,14 @@ interface ComposerProps {
   tags: TagItem[];
   onTagCreated: (tag: TagItem) => void;
   timeZone: string;
+  /** Whether this server offers GIF search (GET /workspace's `gifProvider`). */
+  gifs: boolean;
   post: Post | undefined;
   onSaved: () => void;
 }
 
 /** The form and the previews, wired to the composer's state (compose/state.ts), which holds all but the submit's own. */
-function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: ComposerProps) {
+function Composer({ channels, tags, onTagCreated, timeZone, gifs, post, onSaved }: ComposerProps) {
   const editing = !!post;
   const form = useRef<HTMLFormElement>(null);
   const summary = useRef<HTMLDivElement>(null);
@@ -182,7 +185,7 @@ function Composer({ channels, tags, onTagCreated, timeZone, post, onSaved }: Com
 
         <ChannelTexts chosen={chosen} state={state} dispatch={dispatch} errorAt={at} refusalAt={refusedAt} />
 
-        <MediaPicker media={state.media} dispatch={dispatch} chosen={chosen} error={bothAt('media')} />
+        <MediaPicker media={state.media} dispatch={dispatch} chosen={chosen} error={bothAt('media')} gifs={gifs} />
 
         <MastodonOptionsList chosen={chosen} state={state} post={post} dispatch={dispatch} errorAt={at} refusalAt={refusedAt} />
 
