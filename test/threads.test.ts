@@ -277,6 +277,23 @@ describe('the long-lived token', () => {
     expect((await settled(id!)).status).toBe('PUBLISHED');
   });
 
+  it('a refresh Meta refuses for another reason (a token less than a day old) warns once that the token will expire, the channel left as it is', async () => {
+    if (![...fake.accounts.values()].some((account) => account.username === 'threads_dee')) fake.addAccount({ username: 'threads_dee', name: 'Dee' });
+    const channel = await connect('threads_dee');
+    const refresh = () => sql`SELECT graphile_worker.add_job('refresh-credentials', json_build_object('integrationId', ${channel}::uuid), job_key := ${`refresh-credentials:${channel}`})`;
+    const warnings = async () => (await rest(`/events?type=integration.token_expiring&resourceId=${channel}`)).json.items as unknown[];
+    await refresh();
+    await eventually(warnings, (items) => items.length === 1, 15_000);
+    const before = fake.requests.filter((request) => request.path === '/refresh_access_token').length;
+    await refresh();
+    // Run again (and refused again), it does not say so twice.
+    await eventually(async () => fake.requests.filter((request) => request.path === '/refresh_access_token').length, (count) => count > before, 15_000);
+    await eventually(async () => (await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${`refresh-credentials:${channel}`} AND locked_at IS NULL AND run_at <= now()`).length, (n) => n === 0, 15_000);
+    expect(await warnings()).toHaveLength(1);
+    const [row] = await sql<{ tokenStatus: string }[]>`SELECT token_status FROM integrations WHERE id = ${channel}`;
+    expect(row!.tokenStatus).toBe('VALID');
+  });
+
   it('a refresh Meta refuses (the app removed) marks the channel, with its event', async () => {
     if (![...fake.accounts.values()].some((account) => account.username === 'threads_cy')) fake.addAccount({ username: 'threads_cy', name: 'Cy' });
     const channel = await connect('threads_cy');
