@@ -305,7 +305,8 @@ describe('the long-lived token', () => {
       15_000,
     );
     expect(row).toMatchObject({ tokenStatus: 'REVOKED', connectionErrorCode: 'ACCESS_TOKEN_REVOKED' });
-    const events = await rest(`/events?type=integration.error&resourceId=${channel}`);
+    // The feed shows an event once the transactions before it have ended: waited for, not assumed.
+    const events = await eventually(() => rest(`/events?type=integration.error&resourceId=${channel}`), (answer) => answer.json.items?.length > 0, 15_000);
     expect(events.status, events.text).toBe(200);
     expect(events.json.items).toHaveLength(1);
   });
