@@ -8,6 +8,7 @@ import {
   mastodonSettings,
   missing,
   patchBody,
+  previewShown,
   problems,
   summaryOf,
   whereOf,
@@ -409,6 +410,14 @@ describe('a counter, by the platform’s own rule', () => {
 });
 
 describe('a Mastodon channel’s options (visibility, content warning, sensitive images)', () => {
+  it('show in a preview as Mastodon shows them, from the composer or a stored schedule alike (the approvals page)', () => {
+    expect(previewShown({ spoilerText: 'Spoilers', sensitive: true, visibility: 'private', langs: ['en'] })).toEqual({ warning: 'Spoilers', sensitive: true, audience: 'Followers only' });
+    expect(previewShown({ visibility: 'unlisted' })).toEqual({ audience: 'Unlisted (quiet public)' });
+    // Nothing to show: no settings, a blank warning, values Mastodon would not take (stored before they were checked).
+    expect(previewShown(null)).toEqual({});
+    expect(previewShown({ spoilerText: '  ', sensitive: 'yes', visibility: 'everyone' })).toEqual({});
+  });
+
   const toot: Channel = { id: 'toot', name: 'Toot', platform: 'MASTODON', limits: null };
   const big: Channel = { id: 'big', name: 'Big', platform: 'MASTODON', limits: { ...MASTODON_DEFAULT_LIMITS, maxCharacters: 11_000 } };
   /** A post on Toot (with a thread part and other settings of its own) and on Sky, drafts with one image. */

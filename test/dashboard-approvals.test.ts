@@ -143,3 +143,28 @@ test('a key made to require approval on the Developer API page; its post rejecte
   await page.getByText('Rejected: Not this week').waitFor();
   expect(pageErrors(page)).toEqual([]);
 });
+
+test('a Mastodon post waiting for approval shows behind its content warning, with who will see it, as Mastodon shows it', async () => {
+  await ws.admin('updateWorkspaceSettings', { postsNeedApproval: true });
+  const toot = (await ws.admin('createIntegration', { platform: 'MASTODON', name: 'Toot' })).id as string;
+  const created = await call(`${service.api}/posts`, {
+    method: 'POST',
+    key: ws.apiKey,
+    body: {
+      rows: [{ content: 'The ending of the film, told', scheduledAt: inAWeek(), overrides: [{ integrationId: toot, settings: { spoilerText: 'Film spoilers', visibility: 'private' } }] }],
+      shared: { selectedIntegrations: [toot] },
+      postAction: 'SCHEDULED_TIME',
+    },
+  });
+  expect(created.status, created.text).toBe(201);
+  await page.goto('/approvals');
+  const preview = page.getByRole('article', { name: 'Preview on Mastodon: Toot' });
+  await preview.waitFor();
+  await preview.getByText('Film spoilers').waitFor();
+  expect(await preview.getByText('Followers only').count()).toBe(1);
+  // The text is behind the warning until opened, as on Mastodon.
+  expect(await preview.getByText('The ending of the film, told').count()).toBe(0);
+  await preview.getByRole('button', { name: 'Show more' }).click();
+  await preview.getByText('The ending of the film, told').waitFor();
+  await checkAccessibility(page, 'the approvals page with a Mastodon post behind its content warning');
+});

@@ -3,21 +3,13 @@ import { Settings2 } from 'lucide';
 import { useFieldError } from '../components/form.js';
 import { Icon } from '../components/icon.js';
 import { channelLabel } from '../platforms.js';
-import { isEditable, mastodonOptionsOf, rootsOf, VISIBILITIES, type Channel, type ComposeState, type Dispatch, type MastodonOptions, type Post, type Visibility, type Where } from './state.js';
+import { isEditable, mastodonOptionsOf, rootsOf, VISIBILITIES, VISIBILITY_LABELS, type Channel, type ComposeState, type Dispatch, type MastodonOptions, type Post, type Visibility, type Where } from './state.js';
 
 /**
  * A Mastodon post's own options, as its schedule's `settings` carry them to the publishing adapter
  * (src/platforms/mastodon.ts): who sees it, a content warning, and whether its images are sensitive. Mastodon's alone,
  * so named here (as `FACETS` names platforms in preview.tsx); the state and the settings sent are in state.ts.
  */
-
-/** The visibilities in people's words, as Mastodon's own composer names them. */
-export const VISIBILITY_LABELS: Record<Visibility, string> = {
-  public: 'Public',
-  unlisted: 'Unlisted (quiet public)',
-  private: 'Followers only',
-  direct: 'Mentioned people only',
-};
 
 const VISIBILITY_HINTS: Record<Visibility | 'default', string> = {
   default: 'As the account posts by default (its server’s settings say which).',

@@ -58,6 +58,27 @@ export interface MediaItem {
 export const VISIBILITIES = MASTODON_VISIBILITIES;
 export type Visibility = MastodonVisibility;
 
+/** The visibilities in people's words, as Mastodon's own composer names them. */
+export const VISIBILITY_LABELS: Record<Visibility, string> = {
+  public: 'Public',
+  unlisted: 'Unlisted (quiet public)',
+  private: 'Followers only',
+  direct: 'Mentioned people only',
+};
+
+/**
+ * How a schedule's settings show in its preview (compose/preview.tsx's `shown`): a Mastodon post's content warning,
+ * sensitive images and visibility in words. The composer's settings as they will be sent, or a stored schedule's.
+ */
+export function previewShown(settings: Record<string, unknown> | null | undefined): { warning?: string; sensitive?: boolean; audience?: string } {
+  const { spoilerText, sensitive, visibility } = settings ?? {};
+  return {
+    ...(typeof spoilerText === 'string' && spoilerText.trim() !== '' && { warning: spoilerText }),
+    ...(sensitive === true && { sensitive: true }),
+    ...(VISIBILITIES.includes(visibility as Visibility) && { audience: VISIBILITY_LABELS[visibility as Visibility] }),
+  };
+}
+
 /**
  * A Mastodon channel's options, as the form holds them: what its schedule's `settings` say to the publishing adapter
  * (src/platforms/mastodon.ts). Sent only when set (`mastodonSettings`).

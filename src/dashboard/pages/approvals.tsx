@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Schema } from '../api.js';
 import { PostPreview } from '../compose/preview.js';
+import { previewShown } from '../compose/state.js';
 import { ErrorMessage } from '../components/form.js';
 import { Loading, Page, refocusIfLost, type PageProps } from '../components/page.js';
 import { formatDateTime } from '../format.js';
@@ -108,6 +109,7 @@ function PendingPost({ post, onReviewed }: { post: Post; onReviewed: (message: s
                 .map((part) => part.scheduledContent)}
               firstComment={root.firstComment ?? ''}
               images={images}
+              shown={previewShown(root.settings)}
             />
           </li>
         ))}

@@ -9,7 +9,7 @@ import { Outcome, Problems, SubmitError } from '../compose/outcome.js';
 import { PostPreview } from '../compose/preview.js';
 import { EvergreenChoice } from '../compose/evergreen.js';
 import { isHistory, PublishedPost } from '../compose/published.js';
-import { MastodonOptionsList, VISIBILITY_LABELS } from '../compose/mastodon.js';
+import { MastodonOptionsList } from '../compose/mastodon.js';
 import {
   chosenOf,
   compose,
@@ -20,6 +20,7 @@ import {
   missing,
   patchBody,
   problemAt,
+  previewShown,
   problems,
   settingsFor,
   summaryOf,
@@ -27,14 +28,11 @@ import {
   whereOf,
   writtenParts,
   type Action,
-  type ComposeState,
   type Integration,
   type Post,
   type Problem,
-  type Visibility,
   type Where,
 } from '../compose/state.js';
-import type { PreviewSettings } from '../compose/preview.js';
 import { TagPicker } from '../compose/tags.js';
 import { countersOf, TextArea } from '../compose/text-field.js';
 import { ThreadFields } from '../compose/thread.js';
@@ -261,22 +259,12 @@ function Composer({ channels, tags, onTagCreated, timeZone, gifs, post, onSaved 
             thread={parts}
             firstComment={firstComment}
             images={state.media.map((item) => ({ key: item.key, src: item.src, alt: item.altText }))}
-            shown={previewSettings(state, channel)}
+            shown={previewShown(settingsFor(state, channel))}
           />
         ))}
       </section>
     </div>
   );
-}
-
-/** How a channel's settings show in its preview: a Mastodon post's content warning, sensitive images and visibility. */
-function previewSettings(state: ComposeState, channel: Integration): PreviewSettings {
-  const { spoilerText, sensitive, visibility } = settingsFor(state, channel);
-  return {
-    ...(typeof spoilerText === 'string' && { warning: spoilerText }),
-    ...(sensitive === true && { sensitive: true }),
-    ...(typeof visibility === 'string' && { audience: VISIBILITY_LABELS[visibility as Visibility] }),
-  };
 }
 
 /** A fresh Idempotency-Key: a UUID where the browser makes one (secure contexts), else 128 random bits in hex. */
