@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import events from 'node:events';
-import http from 'node:http';
-import express, { type Request, type Response } from 'express';
+import type { Request, Response } from 'express';
 import sharp from 'sharp';
+import { startLoopbackApp } from './loopback-app.js';
 
 /**
  * A strict fake of GIPHY's API on loopback (plain http: the service reaches its media through MEDIA_FETCH_ALLOW_HOSTS),
@@ -140,13 +139,7 @@ const DEFAULT_GIFS: FakeGifInput[] = [
 // --- The fake ---
 
 export async function startFakeGiphy(options: FakeGiphyOptions = {}): Promise<FakeGiphy> {
-  const app = express();
-  app.disable('x-powered-by');
-  const server = http.createServer(app);
-  server.listen(0, '127.0.0.1');
-  await events.once(server, 'listening');
-  const host = `127.0.0.1:${(server.address() as { port: number }).port}`;
-  const url = `http://${host}`;
+  const { app, server, host, url } = await startLoopbackApp();
   /** Media URLs carry GIPHY's query (`cid`, `rid`, `ct`); best-practices forbids stripping or changing it. */
   const cid = randomBytes(12).toString('hex');
   const faults: Record<GiphyEndpoint, GiphyFault[]> = { search: [], gif: [], media: [] };

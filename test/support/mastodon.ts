@@ -1,10 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import events from 'node:events';
-import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { fileTypeFromBuffer } from 'file-type';
 import qs from 'qs';
 import sharp from 'sharp';
+import { escapeHtml, flatHeaders, htmlPage, startLoopbackApp } from './loopback-app.js';
 
 /**
  * A strict fake of one Mastodon instance on loopback (plain http: the service reaches it through
@@ -271,13 +270,7 @@ const ACCESS_DENIED = 'The resource owner or authorization server denied the req
 // --- The fake ---
 
 export async function startFakeMastodon(options: FakeMastodonOptions = {}): Promise<FakeMastodon> {
-  const app = express();
-  app.disable('x-powered-by');
-  const server = http.createServer(app);
-  server.listen(0, '127.0.0.1');
-  await events.once(server, 'listening');
-  const host = `127.0.0.1:${(server.address() as { port: number }).port}`;
-  const url = `http://${host}`;
+  const { app, server, host, url } = await startLoopbackApp();
   const pkce = options.pkce ?? true;
   const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
   const reuseTokens = options.reuseAccessTokens ?? true;
@@ -1563,17 +1556,7 @@ function humanSize(bytes: number): string {
 
 const byId = (a: { id: string }, b: { id: string }) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0);
 
-function flatHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')]));
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} - Fake Mastodon</title></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
-}
+const page = (title: string, body: string) => htmlPage('Fake Mastodon', title, body);
 
 /** Doorkeeper's error page: shown, never redirected, when the client or its redirect URI cannot be trusted. */
 function errorPage(error: string, description: string): string {

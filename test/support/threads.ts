@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import events from 'node:events';
-import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { fileTypeFromBuffer } from 'file-type';
 import sharp from 'sharp';
+import { escapeHtml, flatHeaders, htmlPage, startLoopbackApp } from './loopback-app.js';
 
 /**
  * A strict fake of Meta's Threads API on loopback (plain http), written from Meta's public documentation:
@@ -401,13 +400,7 @@ class BadRequest extends Error {}
 // --- The fake ---
 
 export async function startFakeThreads(options: FakeThreadsOptions = {}): Promise<FakeThreads> {
-  const app = express();
-  app.disable('x-powered-by');
-  const server = http.createServer(app);
-  server.listen(0, '127.0.0.1');
-  await events.once(server, 'listening');
-  const host = `127.0.0.1:${(server.address() as { port: number }).port}`;
-  const url = `http://${host}`;
+  const { app, server, host, url } = await startLoopbackApp();
   const version = options.version ?? 'v1.0';
   const authorizePath = options.authorizePath ?? '/oauth/authorize';
   const fetchTimeoutMs = options.fetchTimeoutMs ?? 5000;
@@ -1521,17 +1514,7 @@ function queryOf(req: Request): Record<string, string | string[]> {
   return query;
 }
 
-function flatHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')]));
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} - Fake Threads</title></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
-}
+const page = (title: string, body: string) => htmlPage('Fake Threads', title, body);
 
 /**
  * Follows a link as a browser would, through the fake's Authorization Window (autoConsent) back to the service's
