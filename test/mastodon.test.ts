@@ -260,13 +260,21 @@ describe('publishing', () => {
     expect(fake.statuses.has(comment!.id)).toBe(false);
   });
 
-  it('a thread part retried on its own replies under the part before it', async () => {
+  it('a thread part rate limited waits for X-RateLimit-Reset, then, retried on its own, replies under the part before it', async () => {
     const channel = await connect('ann');
     fake.failNext('statuses', 'answer');
-    fake.failNext('statuses', { status: 429, reset: new Date(Date.now() + 500) });
+    // A reset well past the engine's own backoff: the retry waits for it.
+    const reset = new Date(Date.now() + 10 * 60_000);
+    fake.failNext('statuses', { status: 429, reset });
     const [root, part] = await publish({ content: 'First of two', thread: [{ content: 'Second of two, retried' }] }, channel);
     const first = await settled(root!);
     expect(first.status).toBe('PUBLISHED');
+    const [waiting] = await eventually(
+      () => sql<{ nextAttemptAt: Date | null; retryCount: number }[]>`SELECT next_attempt_at, retry_count FROM schedules WHERE id = ${part!}`,
+      (rows) => rows[0]?.retryCount === 1,
+      30_000,
+    );
+    expect(Math.abs(waiting!.nextAttemptAt!.getTime() - reset.getTime())).toBeLessThan(5_000);
     const second = await retryNow(part!);
     expect(second.status, second.failureReason ?? '').toBe('PUBLISHED');
     expect(fake.statuses.get(second.platformPostId!)!.inReplyToId).toBe(first.platformPostId);
