@@ -221,6 +221,20 @@ describe('publishing', () => {
     expect(fake.posts.get(comment.id)!.deletedAt).not.toBeNull();
   });
 
+  it('content Meta refuses fails at once with Meta\'s words; disconnecting forgets the token', async () => {
+    const channel = await connect();
+    fake.failNext('containers', { status: 400, code: 100, message: 'Invalid parameter', userMessage: 'The post could not be created.' });
+    const [id] = await publish({ content: 'Meta will refuse this' }, channel);
+    const failed = await settled(id!);
+    expect(failed).toMatchObject({ status: 'FAILED', retryCount: 0 });
+    expect(failed.failureReason).toBe('Threads refused it: The post could not be created.');
+
+    await ws.admin('disconnectIntegration', { id: channel });
+    const [row] = await sql<{ credentials: Buffer | null; tokenStatus: string }[]>`SELECT credentials, token_status FROM integrations WHERE id = ${channel}`;
+    expect(row).toMatchObject({ credentials: null, tokenStatus: 'MISSING' });
+    expect(await sql`SELECT 1 FROM graphile_worker.jobs WHERE key = ${`refresh-credentials:${channel}`}`).toHaveLength(0);
+  });
+
   it('a revoked token fails the post and marks the channel', async () => {
     if (![...fake.accounts.values()].some((account) => account.username === 'threads_bob')) fake.addAccount({ username: 'threads_bob', name: 'Bob' });
     const channel = await connect('threads_bob');
